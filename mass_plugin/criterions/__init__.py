@@ -1,0 +1,3 @@
+from .masked_s2s_loss import MaskedS2SLoss
+
+__all__ = ["MaskedS2SLoss"]

@@ -1,0 +1,78 @@
+"""Criterion ``masked_s2s_loss``: (label-smoothed) cross-entropy over span tokens."""
+
+from dataclasses import dataclass, field
+
+from fairseq import utils
+from fairseq.criterions import register_criterion
+from fairseq.criterions.label_smoothed_cross_entropy import (
+    LabelSmoothedCrossEntropyCriterion,
+    label_smoothed_nll_loss,
+)
+from fairseq.dataclass import FairseqDataclass
+from fairseq.logging import metrics
+from omegaconf import II
+
+
+@dataclass
+class MaskedS2SLossConfig(FairseqDataclass):
+    label_smoothing: float = field(
+        default=0.0,
+        metadata={"help": "epsilon for label smoothing, 0 means no label smoothing"},
+    )
+    sentence_avg: bool = II("optimization.sentence_avg")
+
+
+@register_criterion("masked_s2s_loss", dataclass=MaskedS2SLossConfig)
+class MaskedS2SLoss(LabelSmoothedCrossEntropyCriterion):
+    """The MASS loss: cross-entropy of the masked span given the encoder.
+
+    The decoder outputs only span positions, so the loss, ``ntokens`` (the
+    gradient denominator) and the logged ``span_acc`` cover span tokens and
+    nothing else. Log-probabilities come from fairseq's fp32 log-softmax, so
+    the loss is accumulated in fp32 under ``--fp16`` too.
+    """
+
+    def __init__(self, task, sentence_avg, label_smoothing):
+        super().__init__(task, sentence_avg, label_smoothing, report_accuracy=False)
+
+    def forward(self, model, sample, reduce=True):
+        net_output = model(**sample["net_input"])
+        # (B*k) x V in fp32, and (B*k) targets padded with padding_idx
+        lprobs, target = self.get_lprobs_and_target(model, net_output, sample)
+        loss, nll_loss = label_smoothed_nll_loss(
+            lprobs, target, self.eps, ignore_index=self.padding_idx, reduce=reduce
+        )
+        in_span = target.ne(self.padding_idx)
+        n_correct = lprobs.argmax(-1).eq(target).logical_and(in_span).sum()
+        nsentences = sample["target"].size(0)
+        sample_size = nsentences if self.sentence_avg else sample["ntokens"]
+        logging_output = {
+            "loss": loss.data,
+            "nll_loss": nll_loss.data,
+            "ntokens": sample["ntokens"],
+            "nsentences": nsentences,
+            "sample_size": sample_size,
+            "span_correct": utils.item(n_correct.data),
+            "span_total": utils.item(in_span.sum().data),
+        }
+        return loss, sample_size, logging_output
+
+    @classmethod
+    def reduce_metrics(cls, logging_outputs) -> None:
+        super().reduce_metrics(logging_outputs)
+        total = sum(log.get("span_total", 0) for log in logging_outputs)
+        if total > 0:
+            correct = sum(log.get("span_correct", 0) for log in logging_outputs)
+            # names starting with "_" are aggregated but not printed
+            metrics.log_scalar_sum("_span_total", total)
+            metrics.log_scalar_sum("_span_correct", correct)
+            metrics.log_derived(
+                "span_acc",
+                lambda meters: round(
+                    100.0 * meters["_span_correct"].sum / meters["_span_total"].sum, 3
+                ),
+            )
+
+    @staticmethod
+    def logging_outputs_can_be_summed() -> bool:
+        return True

@@ -1,0 +1,150 @@
+"""A fairseq dataset that applies the MASS transformation to each sentence."""
+
+import numpy as np
+import torch
+from fairseq.data import FairseqDataset, data_utils
+
+from .masking import mask_sentence
+
+# Padding value of the ``positions`` tensor: real positions start at 1.
+PAD_POSITION = 0
+
+
+def ordinary_token_ids(dictionary, exclude=()) -> np.ndarray:
+    """Ids a masked token may be replaced with: no special symbols, none of
+    ``exclude`` (``<mask>``), and none of fairseq's ``madeupword`` fillers."""
+    excluded = set(exclude)
+    ids = [
+        i
+        for i in range(dictionary.nspecial, len(dictionary))
+        if i not in excluded and not dictionary[i].startswith("madeupword")
+    ]
+    if not ids:
+        raise ValueError("the dictionary has no ordinary tokens to sample from")
+    return np.asarray(ids, dtype=np.int64)
+
+
+class MaskedS2SDataset(FairseqDataset):
+    """MASS pre-training examples from a dataset of sentences.
+
+    Song et al., "MASS: Masked Sequence to Sequence Pre-training for Language
+    Generation" (ICML 2019). Item ``i`` of epoch ``e`` is masked with a
+    generator seeded by ``(seed, e, i)``, so it is the same whatever the
+    number of data-loader workers or GPUs; with ``deterministic=True`` (the
+    validation sets) every epoch uses epoch 0's masks.
+
+    Args:
+        dataset: sentences as 1-D LongTensors ending with ``</s>``.
+        sizes: their lengths.
+        dictionary: the vocabulary, which already holds ``<mask>``.
+        mask_idx: index of ``<mask>``.
+        seed: the random seed (``--seed``).
+        shuffle: shuffle the order of same-length sentences each epoch.
+        deterministic: use the same masks in every epoch.
+        **mask_args: keyword arguments of :func:`masking.mask_sentence`
+            (``mask_ratio``, ``random_token_prob``, ...).
+    """
+
+    def __init__(self, dataset, sizes, dictionary, mask_idx, seed=1,
+                 shuffle=True, deterministic=False, **mask_args):
+        self.dataset = dataset
+        self.sizes = np.asarray(sizes)
+        self.dictionary = dictionary
+        self.mask_idx = mask_idx
+        self.seed = seed
+        self.shuffle = shuffle
+        self.deterministic = deterministic
+        self.mask_args = mask_args
+        self.random_token_ids = ordinary_token_ids(dictionary, exclude=[mask_idx])
+        # fairseq reuses its data loader, and persistent workers keep the copy
+        # of this dataset they were started with: the epoch lives in shared
+        # memory so that set_epoch() in the trainer reaches every worker.
+        self._epoch = torch.ones(1, dtype=torch.long).share_memory_()
+
+    @property
+    def epoch(self) -> int:
+        return int(self._epoch[0])
+
+    def set_epoch(self, epoch):
+        super().set_epoch(epoch)
+        self._epoch.fill_(epoch)
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        epoch = 0 if self.deterministic else self.epoch
+        rng = np.random.default_rng([self.seed, epoch, index])
+        tokens = self.dataset[index]
+        masked = mask_sentence(
+            tokens.numpy(),
+            rng,
+            mask_idx=self.mask_idx,
+            bos_idx=self.dictionary.eos(),
+            random_token_ids=self.random_token_ids,
+            **self.mask_args,
+        )
+        return {
+            "id": index,
+            "source": torch.from_numpy(masked.source),
+            "prev_output_tokens": torch.from_numpy(masked.prev_output_tokens),
+            "target": torch.from_numpy(masked.target),
+            "positions": torch.from_numpy(masked.positions),
+        }
+
+    def collater(self, samples):
+        if len(samples) == 0:
+            return {}
+        pad = self.dictionary.pad()
+
+        def merge(key, pad_value=pad):
+            return data_utils.collate_tokens([s[key] for s in samples], pad_value)
+
+        target = merge("target")
+        return {
+            "id": torch.LongTensor([s["id"] for s in samples]),
+            "nsentences": len(samples),
+            # the loss is over span tokens only, so they are what we count
+            "ntokens": sum(len(s["target"]) for s in samples),
+            "net_input": {
+                "src_tokens": merge("source"),
+                "src_lengths": torch.LongTensor([len(s["source"]) for s in samples]),
+                "prev_output_tokens": merge("prev_output_tokens"),
+                "positions": merge("positions", PAD_POSITION),
+            },
+            "target": target,
+        }
+
+    def num_tokens(self, index):
+        return self.sizes[index]
+
+    def num_tokens_vec(self, indices):
+        return self.sizes[indices]
+
+    def size(self, index):
+        # the decoder uses positions up to the sentence length, so both the
+        # source and the target limits apply to it
+        return (self.sizes[index], self.sizes[index])
+
+    def filter_indices_by_size(self, indices, max_sizes):
+        if isinstance(max_sizes, (int, float)):
+            limit = max_sizes
+        else:
+            limit = min(size for size in max_sizes if size is not None)
+        too_long = self.sizes[indices] > limit
+        return indices[~too_long], indices[too_long].tolist()
+
+    def ordered_indices(self):
+        # fairseq calls this inside data_utils.numpy_seed(seed + epoch)
+        if self.shuffle:
+            order = np.random.permutation(len(self))
+        else:
+            order = np.arange(len(self))
+        return order[np.argsort(self.sizes[order], kind="mergesort")]
+
+    @property
+    def supports_prefetch(self):
+        return getattr(self.dataset, "supports_prefetch", False)
+
+    def prefetch(self, indices):
+        self.dataset.prefetch(indices)

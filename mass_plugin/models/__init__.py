@@ -1,0 +1,3 @@
+from .transformer_mass import TransformerMassDecoder, TransformerMassModel
+
+__all__ = ["TransformerMassDecoder", "TransformerMassModel"]

@@ -1,0 +1,37 @@
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+setup(
+    name="mass-plugin",
+    version="0.1.0",
+    description=(
+        "MASS (Masked Sequence to Sequence pre-training) as a fairseq plugin: "
+        "--user-dir mass_plugin --task masked_s2s --arch transformer_mass"
+    ),
+    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    packages=find_packages(include=["mass_plugin", "mass_plugin.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        # fairseq 0.12.2 does not import on Python 3.11 (dataclass defaults);
+        # fairseq-fixed is the same code base patched for it.
+        'fairseq==0.12.2; python_version < "3.11"',
+        'fairseq-fixed==0.12.3.1; python_version >= "3.11"',
+        # fairseq 0.12 uses numpy APIs removed in numpy 2
+        "numpy<2",
+        # weights-only checkpoint loading with an allow-list needs torch >= 2.6
+        "torch>=2.6",
+        "sacrebleu>=2.0",
+        "sentencepiece",
+        "subword-nmt",
+        "sacremoses",
+    ],
+    extras_require={"test": ["pytest", "ruff"]},
+    classifiers=[
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)

@@ -1,0 +1,105 @@
+"""Shared helpers: seeded synthetic corpora, in-process binarization, CLI runs."""
+
+import os
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from fairseq.data import Dictionary, indexed_dataset
+
+import mass_plugin
+from mass_plugin.tasks.masked_s2s import MaskedS2SConfig, MaskedS2STask
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = Path(mass_plugin.__file__).resolve().parent
+BIN_DIR = Path(sys.executable).parent
+
+
+def synthetic_sentences(seed, n, prefix="w", vocab=40, min_len=3, max_len=20):
+    """Sentences from a seeded bigram chain: the next word is usually a fixed
+    function of the previous one, so a masked span is partly predictable."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        length = int(rng.integers(min_len, max_len + 1))
+        word = int(rng.integers(vocab))
+        words = [word]
+        for _ in range(length - 1):
+            word = (7 * word + 3) % vocab if rng.random() < 0.8 else int(rng.integers(vocab))
+            words.append(word)
+        lines.append(" ".join(f"{prefix}{w}" for w in words))
+    return lines
+
+
+def build_dictionary(lines):
+    dictionary = Dictionary()
+    for line in lines:
+        for word in line.split():
+            dictionary.add_symbol(word)
+    dictionary.finalize(padding_factor=8)
+    return dictionary
+
+
+def binarize(lines, dictionary, prefix):
+    """Write ``prefix.bin``/``prefix.idx`` as fairseq-preprocess would."""
+    builder = indexed_dataset.make_builder(
+        f"{prefix}.bin", impl="mmap", vocab_size=len(dictionary)
+    )
+    for line in lines:
+        builder.add_item(dictionary.encode_line(line, add_if_not_exist=False))
+    builder.finalize(f"{prefix}.idx")
+
+
+@pytest.fixture
+def mono_data(tmp_path):
+    """A binarized monolingual corpus: (data dir, train lines, dictionary)."""
+    train = synthetic_sentences(1, 300)
+    valid = synthetic_sentences(2, 40)
+    dictionary = build_dictionary(train + valid)
+    dictionary.save(str(tmp_path / "dict.txt"))
+    binarize(train, dictionary, str(tmp_path / "train"))
+    binarize(valid, dictionary, str(tmp_path / "valid"))
+    return tmp_path, train, dictionary
+
+
+def make_task(data_dir, **overrides):
+    fields = dict(data=str(data_dir), seed=1, train_subset="train", dataset_impl="mmap")
+    fields.update(overrides)
+    return MaskedS2STask.setup_task(MaskedS2SConfig(**fields))
+
+
+def tiny_model(task, **overrides):
+    """A transformer_mass_tiny model for ``task``, in eval mode (no dropout)."""
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    args = Namespace(arch="transformer_mass_tiny", max_source_positions=64,
+                     max_target_positions=64, **overrides)
+    ARCH_CONFIG_REGISTRY["transformer_mass_tiny"](args)
+    torch.manual_seed(0)
+    model = task.build_model(args)
+    return model.eval()
+
+
+def cli_env():
+    env = dict(os.environ)
+    # the point of the plugin's safe loading: no insecure override is needed
+    env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+    env["PYTHONWARNINGS"] = "ignore"
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def run_cli(args, cwd, stdin=None, check=True, timeout=600):
+    """Run a fairseq console script (from this interpreter's environment)."""
+    cmd = [str(BIN_DIR / args[0])] + [str(a) for a in args[1:]]
+    proc = subprocess.run(cmd, cwd=cwd, env=cli_env(), input=stdin, text=True,
+                          capture_output=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} exited with {proc.returncode}:\n{proc.stderr[-4000:]}"
+        )
+    return proc

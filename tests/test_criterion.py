@@ -1,0 +1,91 @@
+"""masked_s2s_loss against a hand-computed probability table."""
+
+import math
+from argparse import Namespace
+
+import pytest
+import torch
+from fairseq.logging import metrics
+
+from mass_plugin.criterions.masked_s2s_loss import MaskedS2SLoss
+
+PAD = 1
+# vocabulary of 5: probabilities of each decoder step (batch of 2, k <= 3)
+PROBS = torch.tensor([
+    [[0.1, 0.0, 0.6, 0.2, 0.1], [0.2, 0.0, 0.2, 0.5, 0.1], [0.5, 0.0, 0.1, 0.1, 0.3]],
+    [[0.3, 0.0, 0.3, 0.3, 0.1], [0.1, 0.0, 0.1, 0.1, 0.7], [0.2, 0.2, 0.2, 0.2, 0.2]],
+])
+TARGET = torch.tensor([[2, 3, 4], [0, 4, PAD]])  # the last step of row 2 is padding
+# -log p(target) of the 5 real span tokens, read off the table
+NLL = [-math.log(0.6), -math.log(0.5), -math.log(0.3), -math.log(0.3), -math.log(0.7)]
+# argmax 2, 3, 0 | 0 (first of a tie), 4 -> 4 of 5 correct
+CORRECT = 4
+
+
+class TableModel(torch.nn.Module):
+    """Returns the logits of PROBS whatever the input."""
+
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, **net_input):
+        return (PROBS.clamp_min(1e-12).log().to(self.dtype), {})
+
+    def get_normalized_probs(self, net_output, log_probs):
+        # fairseq's decoder does its log-softmax in fp32
+        return torch.log_softmax(net_output[0].float(), dim=-1)
+
+    def get_targets(self, sample, net_output):
+        return sample["target"]
+
+
+def criterion(label_smoothing=0.0, sentence_avg=False):
+    task = Namespace(target_dictionary=Namespace(pad=lambda: PAD))
+    return MaskedS2SLoss(task, sentence_avg=sentence_avg, label_smoothing=label_smoothing)
+
+
+SAMPLE = {"net_input": {}, "target": TARGET, "ntokens": 5, "nsentences": 2}
+
+
+def test_loss_is_the_sum_of_span_token_nll_and_ntokens_excludes_padding():
+    loss, sample_size, log = criterion()(TableModel(), SAMPLE)
+    assert loss.item() == pytest.approx(sum(NLL), rel=1e-5)
+    assert log["nll_loss"].item() == pytest.approx(sum(NLL), rel=1e-5)
+    assert sample_size == log["ntokens"] == 5
+    assert log["span_total"] == 5 and log["span_correct"] == CORRECT
+
+
+def test_label_smoothing_mixes_in_the_uniform_distribution():
+    eps, vocab = 0.1, 5
+    loss, _, log = criterion(label_smoothing=eps)(TableModel(), SAMPLE)
+    logp = PROBS.clamp_min(1e-12).log().log_softmax(-1)
+    real = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    smooth = sum(-logp[b, t].sum().item() for b, t in real)
+    eps_i = eps / (vocab - 1)
+    expected = (1 - eps - eps_i) * sum(NLL) + eps_i * smooth
+    assert loss.item() == pytest.approx(expected, rel=1e-5)
+    assert log["nll_loss"].item() == pytest.approx(sum(NLL), rel=1e-5)
+
+
+def test_sentence_avg_uses_the_number_of_sentences():
+    _, sample_size, _ = criterion(sentence_avg=True)(TableModel(), SAMPLE)
+    assert sample_size == 2
+
+
+def test_half_precision_logits_give_an_fp32_loss():
+    loss, _, _ = criterion()(TableModel(torch.float16), SAMPLE)
+    assert loss.dtype == torch.float32
+    assert loss.item() == pytest.approx(sum(NLL), rel=1e-3)
+
+
+def test_logged_metrics_are_summable_and_report_span_accuracy():
+    assert MaskedS2SLoss.logging_outputs_can_be_summed()
+    _, _, log = criterion()(TableModel(), SAMPLE)
+    with metrics.aggregate() as agg:
+        MaskedS2SLoss.reduce_metrics([log, log])  # e.g. two workers
+    values = agg.get_smoothed_values()
+    assert values["span_acc"] == pytest.approx(100.0 * CORRECT / 5, abs=1e-3)
+    # loss per token in base 2, as fairseq reports it
+    assert values["loss"] == pytest.approx(sum(NLL) / 5 / math.log(2), abs=1e-3)
+    assert "_span_total" not in values  # bookkeeping is not printed

@@ -1,0 +1,191 @@
+"""MaskedS2SDataset and the masked_s2s task: batches, determinism, workers, options."""
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import make_task
+from mass_plugin.data.masked_s2s_dataset import PAD_POSITION
+from mass_plugin.data.masking import span_length
+
+
+def run_epochs(task, split="train", first_epoch=1, epochs=1, num_workers=0):
+    """Batches of each epoch, iterated the way fairseq's trainer does it:
+    one cached iterator, next_epoch_itr() at the start of every epoch."""
+    itr = task.get_batch_iterator(
+        task.dataset(split), max_tokens=400, max_positions=task.max_positions(),
+        seed=1, num_workers=num_workers, epoch=first_epoch,
+        disable_iterator_cache=True,  # a new iterator for each call
+    )
+    result = []
+    for _ in range(epochs):
+        epoch_itr = itr.next_epoch_itr(shuffle=True)
+        result.append(list(epoch_itr))
+    assert itr.num_workers == num_workers
+    if num_workers > 0:
+        # shut the workers down now; torch's finaliser waits 5 s per worker
+        itr.dataloader._iterator._shutdown_workers()
+    return result
+
+
+def batches(task, split="train", epoch=1, num_workers=0):
+    return run_epochs(task, split, first_epoch=epoch, num_workers=num_workers)[0]
+
+
+def by_id(batch_list):
+    """{sentence id: (source, prev_output_tokens, target, positions)} without padding."""
+    out = {}
+    for batch in batch_list:
+        net = batch["net_input"]
+        for row in range(batch["target"].size(0)):  # every row, not len(batch)
+            k = int((net["positions"][row] != PAD_POSITION).sum())
+            m = int(net["src_lengths"][row])
+            out[int(batch["id"][row])] = (
+                net["src_tokens"][row, :m].tolist(),
+                net["prev_output_tokens"][row, :k].tolist(),
+                batch["target"][row, :k].tolist(),
+                net["positions"][row, :k].tolist(),
+            )
+    return out
+
+
+def test_mask_symbol_is_added_once_at_the_end_of_the_dictionary(mono_data):
+    data_dir, _, dictionary = mono_data
+    task = make_task(data_dir)
+    assert task.mask_idx == len(dictionary)
+    assert task.source_dictionary[task.mask_idx] == "<mask>"
+    assert len(task.source_dictionary) == len(dictionary) + 1
+
+
+def test_batches_hold_the_mass_transformation_of_every_sentence(mono_data):
+    data_dir, train, dictionary = mono_data
+    task = make_task(data_dir)
+    task.load_dataset("train")
+    samples = by_id(batches(task))
+    assert sorted(samples) == list(range(len(train)))
+    pad = dictionary.pad()
+    for index, (source, prev, target, positions) in samples.items():
+        tokens = dictionary.encode_line(train[index], add_if_not_exist=False).tolist()
+        k = span_length(len(tokens), 0.5)
+        assert len(target) == k and pad not in target
+        assert positions == list(range(positions[0], positions[0] + k))
+        assert target == tokens[positions[0] - 1:positions[0] - 1 + k]
+        assert prev[1:] == target[:-1]
+        assert len(source) == len(tokens)
+
+
+def test_collater_counts_only_span_tokens_and_pads_positions_with_zero(mono_data):
+    data_dir, _, dictionary = mono_data
+    task = make_task(data_dir)
+    task.load_dataset("train")
+    batch = batches(task)[0]
+    target, net = batch["target"], batch["net_input"]
+    real = target.ne(dictionary.pad())
+    assert batch["ntokens"] == int(real.sum())
+    assert batch["nsentences"] == target.size(0)
+    assert torch.equal(net["positions"].ne(PAD_POSITION), real)
+    assert torch.equal(net["prev_output_tokens"].ne(dictionary.pad()), real)
+    assert target.size(1) < net["src_tokens"].size(1)
+
+
+@pytest.mark.parametrize("epoch", [1, 2])
+def test_workers_do_not_change_the_samples(mono_data, epoch):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir)
+    task.load_dataset("train")
+    in_process = by_id(batches(task, epoch=epoch, num_workers=0))
+    two_workers = by_id(batches(task, epoch=epoch, num_workers=2))
+    assert in_process == two_workers
+
+
+def test_masks_change_with_the_epoch_also_in_persistent_workers(mono_data):
+    """fairseq reuses one data loader with persistent workers across epochs;
+    the workers' copies of the dataset must still see the new epoch."""
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir)
+    task.load_dataset("train")
+    first, second = (by_id(b) for b in run_epochs(task, epochs=2, num_workers=2))
+    assert first.keys() == second.keys()
+    changed = sum(first[i] != second[i] for i in first)
+    assert changed > 0.8 * len(first)
+    # and epoch 2 is the same as in a fresh run started at epoch 2 (resume)
+    fresh = make_task(data_dir)
+    fresh.load_dataset("train")
+    assert by_id(batches(fresh, epoch=2, num_workers=0)) == second
+
+
+def test_same_seed_epoch_and_index_give_the_same_item_in_a_new_task(mono_data):
+    data_dir, _, _ = mono_data
+    items = []
+    for _ in range(2):
+        task = make_task(data_dir)
+        task.load_dataset("train")
+        task.dataset("train").set_epoch(3)
+        items.append(task.dataset("train")[17])
+    for key in ("source", "prev_output_tokens", "target", "positions"):
+        assert torch.equal(items[0][key], items[1][key])
+    other_seed = make_task(data_dir, seed=2)
+    other_seed.load_dataset("train")
+    other_seed.dataset("train").set_epoch(3)
+    assert not all(torch.equal(items[0][k], other_seed.dataset("train")[17][k])
+                   for k in ("source", "positions"))
+
+
+def test_validation_masks_do_not_depend_on_the_epoch(mono_data):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir)
+    task.load_dataset("valid")
+    assert by_id(batches(task, "valid", epoch=1)) == by_id(batches(task, "valid", epoch=7))
+
+
+def test_mask_ratio_reaches_the_dataset(mono_data):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir, mask_ratio=0.2)
+    task.load_dataset("train")
+    for source, _, target, _ in by_id(batches(task)).values():
+        assert len(target) == span_length(len(source), 0.2)
+
+
+def test_discrete_mode_reaches_the_dataset(mono_data):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir, mask_mode="discrete")
+    task.load_dataset("train")
+    gaps = [np.diff(p).max() for *_, p in by_id(batches(task)).values() if len(p) > 1]
+    assert max(gaps) > 1
+
+
+def test_sentences_longer_than_the_model_are_filtered_with_fairseqs_message(mono_data):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir, max_source_positions=10, max_target_positions=1024)
+    task.load_dataset("train")
+    with pytest.raises(Exception, match="skip-invalid-size-inputs-valid-test"):
+        batches(task)
+    itr = task.get_batch_iterator(task.dataset("train"), max_tokens=400,
+                                  max_positions=task.max_positions(),
+                                  ignore_invalid_inputs=True)
+    lengths = [b["net_input"]["src_lengths"].max() for b in itr.next_epoch_itr()]
+    assert max(lengths) <= 10
+
+
+@pytest.mark.parametrize("overrides,flag", [
+    ({"mask_ratio": 0.0}, "--mask-ratio"),
+    ({"mask_ratio": 1.5}, "--mask-ratio"),
+    ({"random_token_prob": -0.1}, "--random-token-prob"),
+    ({"leave_unmasked_prob": 1.2}, "--leave-unmasked-prob"),
+    ({"random_token_prob": 0.6, "leave_unmasked_prob": 0.5},
+     "--random-token-prob \\+ --leave-unmasked-prob"),
+])
+def test_bad_masking_options_name_the_flag(mono_data, overrides, flag):
+    data_dir, _, _ = mono_data
+    with pytest.raises(ValueError, match=flag):
+        make_task(data_dir, **overrides)
+
+
+def test_missing_split_and_dictionary_say_what_to_create(mono_data, tmp_path_factory):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir)
+    with pytest.raises(FileNotFoundError, match="test.bin"):
+        task.load_dataset("test")
+    empty = tmp_path_factory.mktemp("empty")
+    with pytest.raises(FileNotFoundError, match="dict.txt.*fairseq-preprocess"):
+        make_task(empty)
