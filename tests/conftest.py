@@ -103,3 +103,18 @@ def run_cli(args, cwd, stdin=None, check=True, timeout=600):
             f"{' '.join(cmd)} exited with {proc.returncode}:\n{proc.stderr[-4000:]}"
         )
     return proc
+
+
+def preprocess(root, pairs_prefix=""):
+    """fairseq-preprocess as the README does it: ``root/mono.txt`` and
+    ``root/mono.valid.txt`` into ``root/bin``, then the en-fr pairs
+    ``root/{pairs_prefix}{train,valid,test}.{en,fr}`` into ``root/pairs-bin``
+    with the same dictionary."""
+    run_cli(["fairseq-preprocess", "--only-source", "--trainpref", root / "mono.txt",
+             "--validpref", root / "mono.valid.txt", "--destdir", root / "bin",
+             "--workers", "2"], cwd=REPO)
+    pairs = f"{root}/{pairs_prefix}"
+    run_cli(["fairseq-preprocess", "-s", "en", "-t", "fr", "--trainpref", f"{pairs}train",
+             "--validpref", f"{pairs}valid", "--testpref", f"{pairs}test",
+             "--srcdict", root / "bin/dict.txt", "--tgtdict", root / "bin/dict.txt",
+             "--destdir", root / "pairs-bin", "--workers", "2"], cwd=REPO)

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from conftest import PLUGIN_DIR, REPO, run_cli, synthetic_sentences
+from conftest import PLUGIN_DIR, REPO, preprocess, run_cli, synthetic_sentences
 
 VOCAB = 40
 
@@ -32,21 +32,18 @@ def workdir(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli")
     en = synthetic_sentences(10, 500, prefix="e", vocab=VOCAB)
     fr = [to_french(s) for s in synthetic_sentences(11, 500, prefix="e", vocab=VOCAB)]
-    write(root / "mono.txt", en + fr)
-    write(root / "mono.valid.txt", synthetic_sentences(12, 60, prefix="e", vocab=VOCAB))
+    # empty and one-token lines must not stop pre-training (see README)
+    short = ["", "e3", "", "f7 e1"]
+    write(root / "mono.txt", en + short + fr)
+    write(root / "mono.valid.txt",
+          synthetic_sentences(12, 60, prefix="e", vocab=VOCAB) + short)
     pairs = synthetic_sentences(13, 2060, prefix="e", vocab=VOCAB)
     for split, lines in (("train", pairs[:2000]), ("valid", pairs[2000:2030]),
                          ("test", pairs[2030:])):
         write(root / f"{split}.en", lines)
         write(root / f"{split}.fr", [to_french(s) for s in lines])
 
-    run_cli(["fairseq-preprocess", "--only-source", "--trainpref", root / "mono.txt",
-             "--validpref", root / "mono.valid.txt", "--destdir", root / "bin",
-             "--workers", "1"], cwd=REPO)
-    run_cli(["fairseq-preprocess", "-s", "en", "-t", "fr", "--trainpref", root / "train",
-             "--validpref", root / "valid", "--testpref", root / "test",
-             "--srcdict", root / "bin/dict.txt", "--tgtdict", root / "bin/dict.txt",
-             "--destdir", root / "pairs-bin", "--workers", "1"], cwd=REPO)
+    preprocess(root)
 
     common = ["--user-dir", "mass_plugin", "--arch", "transformer_mass_tiny", "--cpu",
               "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "600",

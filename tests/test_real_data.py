@@ -7,7 +7,7 @@ import pytest
 import sacrebleu
 import sentencepiece as spm
 
-from conftest import REPO, run_cli
+from conftest import REPO, preprocess, run_cli
 
 DATA = REPO / "examples" / "data"
 
@@ -31,18 +31,12 @@ def run(tmp_path_factory):
         encode(sp, DATA / name, root / name)
     for split in ("train", "valid", "test"):
         for lang in ("en", "fr"):
-            encode(sp, DATA / f"{split}.{lang}", root / f"{split}.spm.{lang}")
+            encode(sp, DATA / f"{split}.{lang}", root / f"spm.{split}.{lang}")
     (root / "mono.txt").write_text((root / "mono.en").read_text() + (root / "mono.fr").read_text())
     (root / "mono.valid.txt").write_text(
         (root / "mono.valid.en").read_text() + (root / "mono.valid.fr").read_text())
 
-    run_cli(["fairseq-preprocess", "--only-source", "--trainpref", root / "mono.txt",
-             "--validpref", root / "mono.valid.txt", "--destdir", root / "bin",
-             "--workers", "2"], cwd=REPO)
-    run_cli(["fairseq-preprocess", "-s", "en", "-t", "fr", "--trainpref", root / "train.spm",
-             "--validpref", root / "valid.spm", "--testpref", root / "test.spm",
-             "--srcdict", root / "bin/dict.txt", "--tgtdict", root / "bin/dict.txt",
-             "--destdir", root / "pairs-bin", "--workers", "2"], cwd=REPO)
+    preprocess(root, pairs_prefix="spm.")
     common = ["--user-dir", "mass_plugin", "--arch", "transformer_mass_tiny", "--cpu",
               "--encoder-embed-dim", "64", "--decoder-embed-dim", "64",
               "--optimizer", "adam", "--lr", "0.002", "--max-tokens", "2500",
