@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from fairseq import utils
-from fairseq.data import Dictionary, data_utils
-from fairseq.data.indexed_dataset import get_available_dataset_impl
+from fairseq.data import ConcatDataset, Dictionary, data_utils
+from fairseq.data.indexed_dataset import dataset_exists, get_available_dataset_impl
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
@@ -64,6 +64,15 @@ class MaskedS2SConfig(FairseqDataclass):
         metadata={
             "help": "'span': one contiguous span (MASS); 'discrete': the same "
             "number of tokens at random, not contiguous (the paper's ablation)"
+        },
+    )
+    langs: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "comma-separated languages, e.g. 'en,fr': a split SPLIT "
+            "without SPLIT.bin is read from SPLIT.en.bin, SPLIT.fr.bin, ... "
+            "(the layout of data-prep/binarize.py); --valid-subset "
+            "valid.en,valid.fr reports each language's loss"
         },
     )
     max_source_positions: int = field(
@@ -132,13 +141,30 @@ class MaskedS2STask(FairseqTask):
         logger.info(f"dictionary: {len(dictionary)} types from {dict_path}")
         return cls(cfg, dictionary)
 
+    def _load_sentences(self, split_path, combine):
+        return data_utils.load_indexed_dataset(
+            split_path, self.dictionary, self.cfg.dataset_impl, combine=combine
+        )
+
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         paths = utils.split_paths(self.cfg.data)
         data_path = paths[(epoch - 1) % len(paths)]
         split_path = os.path.join(data_path, split)
-        sentences = data_utils.load_indexed_dataset(
-            split_path, self.dictionary, self.cfg.dataset_impl, combine=combine
-        )
+        langs = [lang for lang in (self.cfg.langs or "").split(",") if lang]
+        if langs and not dataset_exists(split_path, self.cfg.dataset_impl or "mmap"):
+            parts = [self._load_sentences(f"{split_path}.{lang}", combine) for lang in langs]
+            missing = [lang for lang, part in zip(langs, parts) if part is None]
+            if missing:
+                raise FileNotFoundError(
+                    f"masked_s2s: --langs {self.cfg.langs}: no {split} data for "
+                    f"{', '.join(missing)} (expected {split_path}.<lang>.bin/.idx, "
+                    "as data-prep/binarize.py writes them)"
+                )
+            for lang, part in zip(langs, parts):
+                logger.info(f"{split}.{lang}: {len(part)} sentences")
+            sentences = ConcatDataset(parts)
+        else:
+            sentences = self._load_sentences(split_path, combine)
         if sentences is None:
             raise FileNotFoundError(
                 f"masked_s2s: split '{split}' not found: expected {split_path}.bin "

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Binarize monolingual and parallel text with ONE joint dictionary.
+
+    python data-prep/binarize.py --destdir data-bin --langs en,fr \\
+        --mono-train mono.{lang} --mono-valid mono.valid.{lang} \\
+        --pair en-fr --train train --valid valid --test test
+
+writes one directory that both tasks read without dictionary mismatches:
+
+    dict.txt, dict.en.txt, dict.fr.txt     the joint dictionary (three names)
+    train.en.{bin,idx}, valid.en.{bin,idx} monolingual English  (masked_s2s)
+    train.fr.{bin,idx}, valid.fr.{bin,idx} monolingual French
+    train.en-fr.en.{bin,idx}, ...          the pairs, either direction (translation)
+
+``{lang}`` in a monolingual path stands for each language; a pair prefix P
+means the files P.en and P.fr. Input text is already split into subwords.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from textio import InputError, run_main
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--destdir", required=True)
+    parser.add_argument("--langs", required=True, help="comma-separated, e.g. en,fr")
+    parser.add_argument("--mono-train", help="monolingual training text, with {lang}")
+    parser.add_argument("--mono-valid", help="monolingual validation text, with {lang}")
+    parser.add_argument("--pair", help="a language pair SRC-TGT, e.g. en-fr")
+    parser.add_argument("--train", help="prefix of the parallel training files")
+    parser.add_argument("--valid", help="prefix of the parallel validation files")
+    parser.add_argument("--test", help="prefix of the parallel test files")
+    parser.add_argument("--nwords", type=int, default=-1,
+                        help="keep the N most frequent symbols (default: all)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    args.langs = [lang for lang in args.langs.split(",") if lang]
+    if not args.mono_train and not args.pair:
+        parser.error("nothing to binarize: give --mono-train and/or --pair")
+    if args.pair and (not args.train or args.pair.count("-") != 1):
+        parser.error("--pair SRC-TGT needs --train PREFIX (and optionally --valid, --test)")
+    return args
+
+
+def preprocess(*args):
+    command = [os.path.join(os.path.dirname(sys.executable), "fairseq-preprocess")]
+    if not os.path.exists(command[0]):
+        command = ["fairseq-preprocess"]
+    proc = subprocess.run(command + [str(a) for a in args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise InputError(f"fairseq-preprocess failed:\n{proc.stderr[-3000:]}")
+
+
+def require(path):
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    return path
+
+
+def training_files(args):
+    files = []
+    if args.mono_train:
+        files += [require(args.mono_train.format(lang=lang)) for lang in args.langs]
+    if args.pair:
+        files += [require(f"{args.train}.{lang}") for lang in args.pair.split("-")]
+    return files
+
+
+def build_dictionary(args, work):
+    joined = os.path.join(work, "all.txt")
+    with open(joined, "wb") as out:
+        for path in training_files(args):
+            with open(path, "rb") as text:
+                shutil.copyfileobj(text, out)
+    preprocess("--only-source", "--dict-only", "--trainpref", joined, "--destdir", work,
+               "--nwordssrc", args.nwords, "--workers", args.workers)
+    return os.path.join(work, "dict.txt")
+
+
+def binarize_mono(args, dictionary, work):
+    for lang in args.langs:
+        out = os.path.join(work, f"mono-{lang}")
+        splits = [("train", args.mono_train), ("valid", args.mono_valid)]
+        prefs = []
+        for split, pattern in splits:
+            if pattern:
+                prefs += [f"--{split}pref", require(pattern.format(lang=lang))]
+        preprocess("--only-source", "--srcdict", dictionary, "--destdir", out,
+                   "--workers", args.workers, *prefs)
+        for split, pattern in splits:
+            for ext in ("bin", "idx") if pattern else ():
+                os.replace(os.path.join(out, f"{split}.{ext}"),
+                           os.path.join(args.destdir, f"{split}.{lang}.{ext}"))
+
+
+def binarize_pairs(args, dictionary):
+    src, tgt = args.pair.split("-")
+    prefs = []
+    for split in ("train", "valid", "test"):
+        prefix = getattr(args, split)
+        if prefix:
+            for lang in (src, tgt):
+                require(f"{prefix}.{lang}")
+            prefs += [f"--{split}pref", prefix]
+    preprocess("-s", src, "-t", tgt, "--srcdict", dictionary, "--tgtdict", dictionary,
+               "--destdir", args.destdir, "--workers", args.workers, *prefs)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    os.makedirs(args.destdir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=args.destdir, prefix=".work-") as work:
+        dictionary = build_dictionary(args, work)
+        if args.mono_train:
+            binarize_mono(args, dictionary, work)
+        if args.pair:
+            binarize_pairs(args, dictionary)
+        for name in ["dict.txt"] + [f"dict.{lang}.txt" for lang in args.langs]:
+            shutil.copyfile(dictionary, os.path.join(args.destdir, name))
+    print(args.destdir)
+
+
+if __name__ == "__main__":
+    run_main(main)
