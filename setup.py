@@ -27,6 +27,7 @@ setup(
         "sentencepiece",
         "subword-nmt",
         "sacremoses",
+        "rouge-score",
     ],
     extras_require={"test": ["pytest", "ruff"]},
     classifiers=[

@@ -37,6 +37,9 @@ def parse_args(argv=None):
     parser.add_argument("--train", help="prefix of the parallel training files")
     parser.add_argument("--valid", help="prefix of the parallel validation files")
     parser.add_argument("--test", help="prefix of the parallel test files")
+    parser.add_argument("--dict", dest="dictionary",
+                        help="use this dictionary (e.g. the pre-training dict.txt) "
+                        "instead of building one")
     parser.add_argument("--nwords", type=int, default=-1,
                         help="keep the N most frequent symbols (default: all)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -117,7 +120,10 @@ def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.destdir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.destdir, prefix=".work-") as work:
-        dictionary = build_dictionary(args, work)
+        if args.dictionary:
+            dictionary = require(args.dictionary)
+        else:
+            dictionary = build_dictionary(args, work)
         if args.mono_train:
             binarize_mono(args, dictionary, work)
         if args.pair:

@@ -76,8 +76,10 @@ def tiny_model(task, **overrides):
     """A transformer_mass_tiny model for ``task``, in eval mode (no dropout)."""
     from fairseq.models import ARCH_CONFIG_REGISTRY
 
-    args = Namespace(arch="transformer_mass_tiny", max_source_positions=64,
-                     max_target_positions=64, **overrides)
+    fields = dict(arch="transformer_mass_tiny", max_source_positions=64,
+                  max_target_positions=64)
+    fields.update(overrides)
+    args = Namespace(**fields)
     ARCH_CONFIG_REGISTRY["transformer_mass_tiny"](args)
     torch.manual_seed(0)
     model = task.build_model(args)

@@ -153,3 +153,16 @@ def test_fine_tuning_vocabulary_matches_pre_training(task, mono_data):
         assert len(d) == len(task.source_dictionary)
         assert d.index("<mask>") == task.mask_idx
     model.load_state_dict(pretrained.state_dict(), strict=True)
+
+
+@pytest.mark.parametrize("positions", [32, 100])
+def test_a_checkpoint_with_another_number_of_positions_loads(task, positions):
+    pretrained = tiny_model(task)  # 64 positions
+    model = tiny_model(task, max_source_positions=positions, max_target_positions=positions)
+    model.load_state_dict(pretrained.state_dict(), strict=True)
+    rows = min(positions, 64) + task.source_dictionary.pad() + 1
+    for side in ("encoder", "decoder"):
+        mine = getattr(model, side).embed_positions.weight
+        theirs = getattr(pretrained, side).embed_positions.weight
+        assert mine.size(0) == positions + task.source_dictionary.pad() + 1
+        assert torch.equal(mine[:rows], theirs[:rows])

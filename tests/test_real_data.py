@@ -8,6 +8,7 @@ import sacrebleu
 import sentencepiece as spm
 
 from conftest import REPO, preprocess, run_cli
+from mass_plugin.models.transformer_mass import TransformerMassModel
 
 DATA = REPO / "examples" / "data"
 
@@ -55,11 +56,11 @@ def run(tmp_path_factory):
                         "--max-len-b", "60", "--batch-size", "32",
                         "--required-batch-size-multiple", "1",
                         "--post-process", "sentencepiece", "--cpu"], cwd=REPO)
-    return pretrain.stderr + pretrain.stdout, generate.stdout
+    return pretrain.stderr + pretrain.stdout, generate.stdout, root
 
 
 def test_pretraining_on_real_text_reduces_validation_loss(run):
-    log, _ = run
+    log, _, _ = run
     losses = [float(x) for x in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)]
     assert len(losses) == 3
     assert losses[0] > losses[1] > losses[2]
@@ -67,7 +68,7 @@ def test_pretraining_on_real_text_reduces_validation_loss(run):
 
 
 def test_every_test_sentence_is_translated_from_its_own_input(run):
-    _, out = run
+    _, out, _ = run
     hyps = dict(re.findall(r"^D-(\d+)\t[^\t]*\t(.*)$", out, flags=re.M))
     refs = (DATA / "test.fr").read_text(encoding="utf-8").splitlines()
     assert sorted(map(int, hyps)) == list(range(len(refs)))
@@ -81,3 +82,15 @@ def test_every_test_sentence_is_translated_from_its_own_input(run):
     other = sacrebleu.corpus_chrf(ordered, [shuffled]).score
     assert own > other + 3.0
 
+
+
+def test_the_hub_interface_translates_raw_text_like_fairseq_generate(run):
+    _, out, root = run
+    model = TransformerMassModel.from_pretrained(
+        str(root / "ckpt/ft"), checkpoint_file="checkpoint_best.pt",
+        data_name_or_path=str(root / "pairs-bin"), source_lang="en", target_lang="fr",
+        bpe="sentencepiece", sentencepiece_model=str(root / "spm.model"))
+    source = (DATA / "test.en").read_text(encoding="utf-8").splitlines()[:3]
+    hypotheses = model.translate(source, beam=2, max_len_b=60)
+    generated = dict(re.findall(r"^D-(\d+)\t[^\t]*\t(.*)$", out, flags=re.M))
+    assert hypotheses == [generated[str(i)] for i in range(3)]

@@ -32,6 +32,33 @@ def add_mask_symbol(dictionary) -> int:
     return dictionary.add_symbol(MASK_SYMBOL)
 
 
+def fit_position_tables(model, state_dict) -> None:
+    """Let a checkpoint with a different --max-source/target-positions load.
+
+    A learned position table holds one row per position (after fairseq's
+    padding offset); a model built for more positions keeps its own
+    initialisation for the rows the checkpoint lacks, one built for fewer
+    drops the checkpoint's last rows.
+    """
+    for side in ("encoder", "decoder"):
+        key = f"{side}.embed_positions.weight"
+        module = getattr(getattr(model, side), "embed_positions", None)
+        if key not in state_dict or not isinstance(module, LearnedPositionalEmbedding):
+            continue
+        saved, own = state_dict[key], module.weight
+        if saved.shape == own.shape or saved.size(1) != own.size(1):
+            continue  # same table, or a different model: strict loading reports it
+        rows = min(saved.size(0), own.size(0))
+        fitted = own.detach().clone().to(saved)
+        fitted[:rows] = saved[:rows]
+        state_dict[key] = fitted
+        offset = module.padding_idx + 1
+        logger.warning(
+            f"{key}: the checkpoint has {saved.size(0) - offset} positions and this "
+            f"model {own.size(0) - offset}; using the first {rows - offset} of the checkpoint"
+        )
+
+
 def _explicit_positions_hook(module, inputs, output):
     """Forward hook on the decoder's position embedding.
 
@@ -97,6 +124,32 @@ class TransformerMassModel(TransformerModel):
     """
 
     @classmethod
+    def hub_models(cls):
+        # fairseq's Transformer lists its own downloadable models here; none
+        # of them is a transformer_mass model
+        return {}
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path, checkpoint_file="checkpoint_best.pt",
+                        data_name_or_path=".", **kwargs):
+        """Load a fine-tuned checkpoint as fairseq's generator hub interface::
+
+            model = TransformerMassModel.from_pretrained(
+                "checkpoints/ft-en-fr", checkpoint_file="checkpoint_best.pt",
+                data_name_or_path="/abs/path/data-bin", source_lang="en",
+                target_lang="fr", bpe="sentencepiece",
+                sentencepiece_model="work/demo/spm.model")
+            model.translate("Choose Edit - Duplicate", beam=5)
+
+        ``data_name_or_path`` is the binarized data directory (for the
+        dictionaries), relative to ``model_name_or_path`` or absolute; other
+        keyword arguments override the checkpoint's configuration.
+        """
+        return super().from_pretrained(
+            model_name_or_path, checkpoint_file, data_name_or_path, **kwargs
+        )
+
+    @classmethod
     def build_model(cls, args, task):
         for dictionary in {id(d): d for d in (task.source_dictionary,
                                              task.target_dictionary)}.values():
@@ -109,6 +162,10 @@ class TransformerMassModel(TransformerModel):
         return TransformerMassDecoder(
             cfg, tgt_dict, embed_tokens, no_encoder_attn=cfg.no_cross_attention
         )
+
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        fit_position_tables(self, state_dict)
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
     def forward(
         self,

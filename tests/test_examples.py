@@ -1,0 +1,82 @@
+"""Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BIN_DIR, REPO, cli_env
+
+EXAMPLES = REPO / "examples"
+
+
+def bash(script, cwd=REPO, **variables):
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    env.update({k: str(v) for k, v in variables.items()})
+    proc = subprocess.run(["bash", str(EXAMPLES / script)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1500)
+    if proc.returncode != 0:
+        raise AssertionError(f"{script} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+    work = tmp_path_factory.mktemp("quickstart")
+    log = bash("quickstart.sh", WORK_DIR=work, PRETRAIN_UPDATES=12, FINETUNE_UPDATES=12)
+    return work, log
+
+
+def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
+    work, log = quickstart
+    assert re.search(r"== en->fr test: 300 sentences", log)
+    assert re.search(r"^\s*BLEU\|nrefs:1.* = [\d.]+ ", log, flags=re.M)
+    assert re.search(r"^chrF2\|.* = [\d.]+", log, flags=re.M)
+    # fairseq's progress output is shown, and pre-training validated per language
+    assert "valid on 'valid.en' subset" in log and "valid on 'valid.fr' subset" in log
+    assert "loading pretrained model from" in log
+    hypotheses = (work / "checkpoints/ft-en-fr/checkpoint_best.test.en-fr.txt").read_text()
+    assert len(hypotheses.splitlines()) == 300
+
+
+def test_summarization_recipe_fine_tunes_and_scores_rouge(quickstart, tmp_path):
+    work, _ = quickstart
+    xsum = tmp_path / "xsum"
+    log = bash("finetune_summarization.sh", WORK_DIR=xsum, SPM_MODEL=work / "spm.model",
+               PRETRAIN_DICT=work / "data-bin/dict.txt",
+               PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
+               SAVE_DIR=xsum / "ckpt", MAX_UPDATE=3, MAX_SOURCE=256, NUM_GPUS=0,
+               MAX_TOKENS=3000, TOKENS_PER_UPDATE=3000,
+               EXTRA_ARGS=_small_model_args())
+    assert "loading pretrained model from" in log
+    out = bash("generate.sh", METRIC="rouge", SRC="document", TGT="summary",
+               DATA_BIN=xsum / "data-bin", CHECKPOINT=xsum / "ckpt/checkpoint_best.pt",
+               REFERENCE=REPO / "examples/data/xsum/test.summary", MAX_LEN_A=0, MAX_LEN_B=20,
+               BEAM=1, NUM_GPUS=0,
+               EXTRA_ARGS="--truncate-source --max-source-positions 256")
+    assert "== document->summary test: 100 sentences" in out
+    assert re.search(r"ROUGE-1 = [\d.]+ ROUGE-2 = [\d.]+ ROUGE-L = [\d.]+", out)
+
+
+def _small_model_args():
+    """The model dimensions quickstart.sh used, read back from its script."""
+    text = (EXAMPLES / "quickstart.sh").read_text()
+    block = re.search(r'MODEL_ARGS=\$\{MODEL_ARGS:-"(.*?)"\}', text, flags=re.S).group(1)
+    return " ".join(block.replace("\\\n", " ").split())
+
+
+@pytest.mark.parametrize("gpus,expected", [
+    (0, "--cpu --update-freq 32"),
+    (1, "--fp16 --distributed-world-size 1 --update-freq 32"),
+    (4, "--fp16 --distributed-world-size 4 --update-freq 8"),
+    (64, "--fp16 --distributed-world-size 64 --update-freq 1"),
+])
+def test_effective_batch_stays_constant_across_gpu_counts(gpus, expected):
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    env.update(NUM_GPUS=str(gpus), MAX_TOKENS="4096", TOKENS_PER_UPDATE="131072")
+    out = subprocess.run(["bash", "-c", "source examples/common.sh && device_args"],
+                         cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == expected
