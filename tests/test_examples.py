@@ -80,3 +80,28 @@ def test_effective_batch_stays_constant_across_gpu_counts(gpus, expected):
     out = subprocess.run(["bash", "-c", "source examples/common.sh && device_args"],
                          cwd=REPO, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected
+
+
+def test_low_resource_comparison_runs_both_inits_and_directions_and_resumes(quickstart,
+                                                                           tmp_path):
+    work, _ = quickstart
+    para = tmp_path / "para"
+    para.mkdir()
+    for split, n in (("train", 200), ("valid", 30), ("test", 20)):
+        for lang in ("en", "fr"):
+            lines = (REPO / f"examples/data/{split}.{lang}").read_text().splitlines()[:n]
+            (para / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
+    variables = dict(PARA_DIR=para, SPM_MODEL=work / "spm.model",
+                     PRETRAIN_DICT=work / "data-bin/dict.txt",
+                     PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
+                     WORK_DIR=tmp_path / "low", N_PAIRS=100, MAX_UPDATE=2, MAX_TOKENS=2000,
+                     NUM_GPUS=0, MODEL_ARGS=_small_model_args())
+    log = bash("low_resource_nmt.sh", **variables)
+    assert log.count("loading pretrained model from") == 2  # the two MASS runs
+    rows = (tmp_path / "low/results.tsv").read_text().splitlines()
+    assert rows[0].split("\t") == ["direction", "init", "BLEU", "chrF", "minutes"]
+    assert sorted(tuple(r.split("\t")[:2]) for r in rows[1:]) == [
+        ("en-fr", "mass"), ("en-fr", "random"), ("fr-en", "mass"), ("fr-en", "random")]
+    assert all(re.fullmatch(r"[\d.]+", r.split("\t")[2]) for r in rows[1:])
+    again = bash("low_resource_nmt.sh", **variables)
+    assert again.count("done, skipping") == 4
