@@ -15,10 +15,12 @@ setup(
     packages=find_packages(include=["mass_plugin", "mass_plugin.*"]),
     python_requires=">=3.10",
     install_requires=[
-        # fairseq 0.12.2 does not import on Python 3.11 (dataclass defaults);
-        # fairseq-fixed is the same code base patched for it.
-        'fairseq==0.12.2; python_version < "3.11"',
-        'fairseq-fixed==0.12.3.1; python_version >= "3.11"',
+        # The official fairseq 0.12.2 does not import on Python 3.11 (dataclass
+        # defaults), and on 3.10 current pip (>= 24.1) cannot install it: it
+        # needs omegaconf < 2.1, whose releases have metadata pip now rejects.
+        # fairseq-fixed is the same 0.12 code base patched for both; it
+        # provides the `fairseq` module and the fairseq-* commands.
+        "fairseq-fixed==0.12.3.1",
         # fairseq 0.12 uses numpy APIs removed in numpy 2
         "numpy<2",
         # weights-only checkpoint loading with an allow-list needs torch >= 2.6
