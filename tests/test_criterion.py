@@ -89,3 +89,12 @@ def test_logged_metrics_are_summable_and_report_span_accuracy():
     # loss per token in base 2, as fairseq reports it
     assert values["loss"] == pytest.approx(sum(NLL) / 5 / math.log(2), abs=1e-3)
     assert "_span_total" not in values  # bookkeeping is not printed
+
+
+def test_metrics_accept_counts_summed_across_ranks_as_tensors():
+    """Distributed training all-reduces logging outputs into tensors."""
+    _, _, log = criterion()(TableModel(), SAMPLE)
+    summed = {k: torch.tensor(float(v)) for k, v in log.items()}
+    with metrics.aggregate() as agg:
+        MaskedS2SLoss.reduce_metrics([summed])
+    assert agg.get_smoothed_values()["span_acc"] == pytest.approx(100.0 * CORRECT / 5)

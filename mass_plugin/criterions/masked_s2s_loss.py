@@ -60,16 +60,18 @@ class MaskedS2SLoss(LabelSmoothedCrossEntropyCriterion):
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:
         super().reduce_metrics(logging_outputs)
-        total = sum(log.get("span_total", 0) for log in logging_outputs)
+        # summed across ranks, the counts arrive as tensors: make them numbers
+        total = utils.item(sum(log.get("span_total", 0) for log in logging_outputs))
         if total > 0:
-            correct = sum(log.get("span_correct", 0) for log in logging_outputs)
+            correct = utils.item(sum(log.get("span_correct", 0) for log in logging_outputs))
             # names starting with "_" are aggregated but not printed
             metrics.log_scalar_sum("_span_total", total)
             metrics.log_scalar_sum("_span_correct", correct)
             metrics.log_derived(
                 "span_acc",
                 lambda meters: round(
-                    100.0 * meters["_span_correct"].sum / meters["_span_total"].sum, 3
+                    100.0 * float(meters["_span_correct"].sum)
+                    / float(meters["_span_total"].sum), 3
                 ),
             )
 

@@ -1,0 +1,67 @@
+"""Two CPU ranks (gloo, fairseq's legacy DDP) train like one rank with
+--update-freq 2: each rank imports the plugin and gets its own batches."""
+
+import socket
+import subprocess
+
+import pytest
+import torch
+
+from conftest import BIN_DIR, REPO, cli_env, run_cli, synthetic_sentences
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ddp")
+    for name, seed, n in (("mono.txt", 30, 400), ("mono.valid.txt", 31, 30)):
+        (root / name).write_text("\n".join(synthetic_sentences(seed, n)) + "\n")
+    run_cli(["fairseq-preprocess", "--only-source", "--trainpref", root / "mono.txt",
+             "--validpref", root / "mono.valid.txt", "--destdir", root / "bin",
+             "--workers", "1"], cwd=REPO)
+    return root / "bin"
+
+
+def train_args(data, save_dir):
+    # no dropout: the two set-ups draw dropout masks in a different order
+    return [data, "--user-dir", "mass_plugin", "--task", "masked_s2s",
+            "--arch", "transformer_mass_tiny", "--criterion", "masked_s2s_loss", "--cpu",
+            "--dropout", "0", "--attention-dropout", "0", "--activation-dropout", "0",
+            "--optimizer", "adam", "--lr", "0.002", "--max-tokens", "300",
+            "--max-update", "12", "--seed", "5", "--num-workers", "1",
+            "--disable-validation", "--save-dir", save_dir, "--log-format", "simple",
+            "--log-interval", "1"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
+    run_cli(["fairseq-train", *train_args(data, tmp_path / "one"), "--update-freq", "2"],
+            cwd=REPO)
+    port = free_port()
+    ranks = [
+        subprocess.Popen(
+            [str(BIN_DIR / "fairseq-train"), *map(str, train_args(data, tmp_path / "two")),
+             "--distributed-backend", "gloo", "--distributed-world-size", "2",
+             "--distributed-no-spawn", "--distributed-init-method", f"tcp://127.0.0.1:{port}",
+             "--ddp-backend", "legacy_ddp", "--distributed-rank", str(rank)],
+            cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        for rank in (0, 1)
+    ]
+    logs = [proc.communicate(timeout=600)[0] for proc in ranks]
+    # rank 1 could only build task masked_s2s by importing the plugin itself
+    for proc, log in zip(ranks, logs):
+        assert proc.returncode == 0, log[-3000:]
+    # each update of the two ranks covers two batches, one per rank: the
+    # weights can only match if the ranks read different sentences
+
+    one = torch.load(tmp_path / "one/checkpoint_last.pt")
+    two = torch.load(tmp_path / "two/checkpoint_last.pt")
+    assert two["optimizer_history"][-1]["num_updates"] == 12
+    for name, weight in one["model"].items():
+        assert torch.allclose(weight, two["model"][name], atol=1e-4, rtol=1e-4), name
+
