@@ -158,7 +158,8 @@ def test_sentences_longer_than_the_model_are_filtered_with_fairseqs_message(mono
     data_dir, _, _ = mono_data
     task = make_task(data_dir, max_source_positions=10, max_target_positions=1024)
     task.load_dataset("train")
-    with pytest.raises(Exception, match="skip-invalid-size-inputs-valid-test"):
+    with pytest.raises(ValueError, match=r"longer than --max-source-positions.*up to \d+ "
+                       r"tokens.*--skip-invalid-size-inputs-valid-test"):
         batches(task)
     itr = task.get_batch_iterator(task.dataset("train"), max_tokens=400,
                                   max_positions=task.max_positions(),

@@ -12,7 +12,7 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from conftest import make_task, tiny_model
 from mass_plugin.criterions.masked_s2s_loss import MaskedS2SLoss
-from mass_plugin.models.transformer_mass import TransformerMassModel
+from mass_plugin.models.transformer_mass import IncompatibleCheckpointError, TransformerMassModel
 from mass_plugin.tasks.masked_s2s import MaskedS2STask
 
 
@@ -166,3 +166,24 @@ def test_a_checkpoint_with_another_number_of_positions_loads(task, positions):
         theirs = getattr(pretrained, side).embed_positions.weight
         assert mine.size(0) == positions + task.source_dictionary.pad() + 1
         assert torch.equal(mine[:rows], theirs[:rows])
+
+
+def test_a_checkpoint_with_another_vocabulary_names_the_dictionary(task, mono_data):
+    data_dir, _, _ = mono_data
+    pretrained = tiny_model(task).state_dict()
+    other = Dictionary.load(str(data_dir / "dict.txt"))
+    for i in range(8):
+        other.add_symbol(f"extra{i}")
+    translation = TranslationTask(TranslationConfig(data=str(data_dir)), other, other)
+    with pytest.raises(IncompatibleCheckpointError, match="pre-training dictionary"):
+        tiny_model(translation).load_state_dict(pretrained)
+
+
+def test_a_checkpoint_of_another_architecture_says_which_options_differ(task):
+    pretrained = tiny_model(task).state_dict()
+    deeper = tiny_model(task, encoder_layers=3)
+    with pytest.raises(IncompatibleCheckpointError, match="missing encoder.layers.2"):
+        deeper.load_state_dict(pretrained)
+    wider = tiny_model(task, encoder_ffn_embed_dim=48, decoder_ffn_embed_dim=48)
+    with pytest.raises(IncompatibleCheckpointError, match=r"fc1.weight: \(64, 32\)"):
+        wider.load_state_dict(pretrained)

@@ -59,6 +59,36 @@ def fit_position_tables(model, state_dict) -> None:
         )
 
 
+class IncompatibleCheckpointError(ValueError):
+    """A checkpoint's weights do not fit this model (vocabulary or architecture)."""
+
+
+def check_compatible(model, state_dict) -> None:
+    """Raise IncompatibleCheckpointError saying what differs and what to do."""
+    own = model.state_dict()
+    vocab_key = "encoder.embed_tokens.weight"
+    if vocab_key in state_dict and state_dict[vocab_key].shape[1:] == own[vocab_key].shape[1:] \
+            and state_dict[vocab_key].size(0) != own[vocab_key].size(0):
+        raise IncompatibleCheckpointError(
+            f"the checkpoint has a vocabulary of {state_dict[vocab_key].size(0)} symbols and "
+            f"this task's dictionary (with <mask>) has {own[vocab_key].size(0)}: fine-tune "
+            "with the pre-training dictionary (fairseq-preprocess --srcdict/--tgtdict "
+            "PRETRAIN/dict.txt, or data-prep/binarize.py --dict PRETRAIN/dict.txt)"
+        )
+    differences = [f"missing {k}" for k in own if k not in state_dict]
+    differences += [f"unexpected {k}" for k in state_dict if k not in own]
+    differences += [
+        f"{k}: {tuple(v.shape)} in the checkpoint, {tuple(own[k].shape)} here"
+        for k, v in state_dict.items() if k in own and v.shape != own[k].shape
+    ]
+    if differences:
+        raise IncompatibleCheckpointError(
+            f"the checkpoint was trained with another architecture ({len(differences)} "
+            f"differences, e.g. {'; '.join(differences[:4])}). Use the --arch and size "
+            "options (--encoder-layers, --encoder-embed-dim, ...) it was trained with"
+        )
+
+
 def _explicit_positions_hook(module, inputs, output):
     """Forward hook on the decoder's position embedding.
 
@@ -165,6 +195,10 @@ class TransformerMassModel(TransformerModel):
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         fit_position_tables(self, state_dict)
+        if strict:
+            upgraded = dict(state_dict)
+            self.upgrade_state_dict(upgraded)  # in place, as fairseq does next
+            check_compatible(self, upgraded)
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
     def forward(

@@ -188,6 +188,24 @@ class MaskedS2STask(FairseqTask):
         )
         logger.info(f"{split}: {len(sentences)} sentences from {split_path}")
 
+    def filter_indices_by_size(self, indices, dataset, max_positions=None,
+                               ignore_invalid_inputs=False):
+        indices, ignored = dataset.filter_indices_by_size(indices, max_positions)
+        if ignored and not ignore_invalid_inputs:
+            longest = max(int(dataset.sizes[i]) for i in ignored)
+            raise ValueError(
+                f"masked_s2s: {len(ignored)} sentence(s) are longer than "
+                f"--max-source-positions/--max-target-positions {max_positions} "
+                f"(sentence #{ignored[0]} is one; the longest has up to {longest} tokens "
+                "with </s>). "
+                "Raise both limits (and use the same values when fine-tuning), split "
+                "long lines before binarizing, or drop them with "
+                "--skip-invalid-size-inputs-valid-test"
+            )
+        if ignored:
+            logger.warning(f"skipping {len(ignored)} sentences longer than {max_positions}")
+        return indices
+
     def max_positions(self):
         return (self.cfg.max_source_positions, self.cfg.max_target_positions)
 
