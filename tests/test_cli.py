@@ -142,3 +142,18 @@ def test_a_spawned_process_imports_the_plugin_from_anywhere(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "mass_plugin.tasks.masked_s2s"
+
+
+def test_fine_tuning_with_another_dictionary_says_to_use_the_pretraining_one(workdir):
+    root, _, _ = workdir
+    run_cli(["fairseq-preprocess", "-s", "en", "-t", "fr", "--trainpref", root / "valid",
+             "--validpref", root / "valid", "--joined-dictionary",
+             "--destdir", root / "own-dict-bin", "--workers", "1"], cwd=REPO)
+    out = run_cli(["fairseq-train", root / "own-dict-bin", "--user-dir", "mass_plugin",
+                   "--task", "translation", "--arch", "transformer_mass_tiny", "--cpu",
+                   "--finetune-from-model", root / "ckpt/pretrain/checkpoint_best.pt",
+                   "--optimizer", "adam", "--lr", "0.001", "--max-tokens", "600",
+                   "--max-update", "1", "--save-dir", root / "ckpt/own-dict"],
+                  cwd=REPO, check=False)
+    assert out.returncode != 0
+    assert "fine-tune with the pre-training dictionary" in out.stderr

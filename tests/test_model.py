@@ -187,3 +187,18 @@ def test_a_checkpoint_of_another_architecture_says_which_options_differ(task):
     wider = tiny_model(task, encoder_ffn_embed_dim=48, decoder_ffn_embed_dim=48)
     with pytest.raises(IncompatibleCheckpointError, match=r"fc1.weight: \(64, 32\)"):
         wider.load_state_dict(pretrained)
+
+
+def test_a_checkpoint_with_the_same_size_but_other_symbols_is_refused(task, mono_data):
+    data_dir, _, _ = mono_data
+    pretrained = tiny_model(task).state_dict()
+    shuffled = Dictionary.load(str(data_dir / "dict.txt"))
+    a, b = shuffled.nspecial, shuffled.nspecial + 1  # swap two words
+    shuffled.symbols[a], shuffled.symbols[b] = shuffled.symbols[b], shuffled.symbols[a]
+    translation = TranslationTask(TranslationConfig(data=str(data_dir)), shuffled, shuffled)
+    model = tiny_model(translation)
+    with pytest.raises(IncompatibleCheckpointError, match="another dictionary"):
+        model.load_state_dict(pretrained)
+    # a checkpoint saved before the checksum existed still loads
+    del pretrained["dictionary_checksum"]
+    tiny_model(task).load_state_dict(pretrained)

@@ -8,8 +8,10 @@ encoder-decoder Transformer (incremental decoding, beam search).
 """
 
 import logging
+import zlib
 from typing import Optional
 
+import torch
 import torch.nn.functional as F
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
@@ -59,6 +61,14 @@ def fit_position_tables(model, state_dict) -> None:
         )
 
 
+CHECKSUM_KEY = "dictionary_checksum"
+
+
+def dictionary_checksum(dictionary) -> int:
+    """CRC32 of the dictionary's symbols in index order."""
+    return zlib.crc32("\n".join(dictionary.symbols).encode("utf-8"))
+
+
 class IncompatibleCheckpointError(ValueError):
     """A checkpoint's weights do not fit this model (vocabulary or architecture)."""
 
@@ -66,6 +76,15 @@ class IncompatibleCheckpointError(ValueError):
 def check_compatible(model, state_dict) -> None:
     """Raise IncompatibleCheckpointError saying what differs and what to do."""
     own = model.state_dict()
+    if CHECKSUM_KEY in state_dict and CHECKSUM_KEY in own \
+            and not torch.equal(state_dict[CHECKSUM_KEY], own[CHECKSUM_KEY]):
+        raise IncompatibleCheckpointError(
+            "the checkpoint was trained with another dictionary (the symbols or "
+            "their order differ, so its embeddings would mean other words): "
+            "fine-tune with the pre-training dictionary (fairseq-preprocess "
+            "--srcdict/--tgtdict PRETRAIN/dict.txt, or data-prep/binarize.py "
+            "--dict PRETRAIN/dict.txt)"
+        )
     vocab_key = "encoder.embed_tokens.weight"
     if vocab_key in state_dict and state_dict[vocab_key].shape[1:] == own[vocab_key].shape[1:] \
             and state_dict[vocab_key].size(0) != own[vocab_key].size(0):
@@ -184,7 +203,13 @@ class TransformerMassModel(TransformerModel):
         for dictionary in {id(d): d for d in (task.source_dictionary,
                                              task.target_dictionary)}.values():
             add_mask_symbol(dictionary)
-        return super().build_model(args, task)
+        model = super().build_model(args, task)
+        # saved with the weights, so that fine-tuning with a dictionary whose
+        # symbols differ is refused instead of silently scrambling embeddings
+        checksum = [dictionary_checksum(task.source_dictionary),
+                    dictionary_checksum(task.target_dictionary)]
+        model.register_buffer(CHECKSUM_KEY, torch.tensor(checksum, dtype=torch.long))
+        return model
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
@@ -195,6 +220,8 @@ class TransformerMassModel(TransformerModel):
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         fit_position_tables(self, state_dict)
+        if hasattr(self, CHECKSUM_KEY) and CHECKSUM_KEY not in state_dict:
+            state_dict[CHECKSUM_KEY] = getattr(self, CHECKSUM_KEY)  # older checkpoints
         if strict:
             upgraded = dict(state_dict)
             self.upgrade_state_dict(upgraded)  # in place, as fairseq does next
