@@ -14,6 +14,8 @@ writes one directory that both tasks read without dictionary mismatches:
 
 ``{lang}`` in a monolingual path stands for each language; a pair prefix P
 means the files P.en and P.fr. Input text is already split into subwords.
+Everything is built in a temporary directory inside DESTDIR and moved into
+place; the dictionaries come last, so a directory with dict.txt is complete.
 """
 
 import argparse
@@ -103,7 +105,7 @@ def binarize_mono(args, dictionary, work):
                            os.path.join(args.destdir, f"{split}.{lang}.{ext}"))
 
 
-def binarize_pairs(args, dictionary):
+def binarize_pairs(args, dictionary, work):
     src, tgt = args.pair.split("-")
     prefs = []
     for split in ("train", "valid", "test"):
@@ -112,8 +114,12 @@ def binarize_pairs(args, dictionary):
             for lang in (src, tgt):
                 require(f"{prefix}.{lang}")
             prefs += [f"--{split}pref", prefix]
+    out = os.path.join(work, "pairs")
     preprocess("-s", src, "-t", tgt, "--srcdict", dictionary, "--tgtdict", dictionary,
-               "--destdir", args.destdir, "--workers", args.workers, *prefs)
+               "--destdir", out, "--workers", args.workers, *prefs)
+    for name in os.listdir(out):
+        if name.endswith((".bin", ".idx")):
+            os.replace(os.path.join(out, name), os.path.join(args.destdir, name))
 
 
 def main(argv=None):
@@ -127,9 +133,13 @@ def main(argv=None):
         if args.mono_train:
             binarize_mono(args, dictionary, work)
         if args.pair:
-            binarize_pairs(args, dictionary)
+            binarize_pairs(args, dictionary, work)
+        # written last, each by rename: an interrupted run leaves no dictionary,
+        # so the directory is never mistaken for a finished one
         for name in ["dict.txt"] + [f"dict.{lang}.txt" for lang in args.langs]:
-            shutil.copyfile(dictionary, os.path.join(args.destdir, name))
+            staged = os.path.join(work, f"final.{name}")
+            shutil.copyfile(dictionary, staged)
+            os.replace(staged, os.path.join(args.destdir, name))
     print(args.destdir)
 
 
