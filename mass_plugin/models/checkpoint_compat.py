@@ -1,0 +1,90 @@
+"""Loading a checkpoint into transformer_mass: what may differ, what may not.
+
+Positions: a checkpoint made with other --max-source/target-positions loads
+(learned tables are cut or extended). Vocabulary and architecture: a
+mismatch is an error that says what differs and what to do, instead of
+fairseq's "please ensure that the architectures match" or, worse, a
+dictionary of the same size whose symbols differ loading silently.
+"""
+
+import logging
+import zlib
+
+import torch
+from fairseq.modules import LearnedPositionalEmbedding
+
+logger = logging.getLogger(__name__)
+
+
+def fit_position_tables(model, state_dict) -> None:
+    """Let a checkpoint with a different --max-source/target-positions load.
+
+    A learned position table holds one row per position (after fairseq's
+    padding offset); a model built for more positions keeps its own
+    initialisation for the rows the checkpoint lacks, one built for fewer
+    drops the checkpoint's last rows.
+    """
+    for side in ("encoder", "decoder"):
+        key = f"{side}.embed_positions.weight"
+        module = getattr(getattr(model, side), "embed_positions", None)
+        if key not in state_dict or not isinstance(module, LearnedPositionalEmbedding):
+            continue
+        saved, own = state_dict[key], module.weight
+        if saved.shape == own.shape or saved.size(1) != own.size(1):
+            continue  # same table, or a different model: strict loading reports it
+        rows = min(saved.size(0), own.size(0))
+        fitted = own.detach().clone().to(saved)
+        fitted[:rows] = saved[:rows]
+        state_dict[key] = fitted
+        offset = module.padding_idx + 1
+        logger.warning(
+            f"{key}: the checkpoint has {saved.size(0) - offset} positions and this "
+            f"model {own.size(0) - offset}; using the first {rows - offset} of the checkpoint"
+        )
+
+
+CHECKSUM_KEY = "dictionary_checksum"
+
+
+def dictionary_checksum(dictionary) -> int:
+    """CRC32 of the dictionary's symbols in index order."""
+    return zlib.crc32("\n".join(dictionary.symbols).encode("utf-8"))
+
+
+class IncompatibleCheckpointError(ValueError):
+    """A checkpoint's weights do not fit this model (vocabulary or architecture)."""
+
+
+def check_compatible(model, state_dict) -> None:
+    """Raise IncompatibleCheckpointError saying what differs and what to do."""
+    own = model.state_dict()
+    if CHECKSUM_KEY in state_dict and CHECKSUM_KEY in own \
+            and not torch.equal(state_dict[CHECKSUM_KEY], own[CHECKSUM_KEY]):
+        raise IncompatibleCheckpointError(
+            "the checkpoint was trained with another dictionary (the symbols or "
+            "their order differ, so its embeddings would mean other words): "
+            "fine-tune with the pre-training dictionary (fairseq-preprocess "
+            "--srcdict/--tgtdict PRETRAIN/dict.txt, or data-prep/binarize.py "
+            "--dict PRETRAIN/dict.txt)"
+        )
+    vocab_key = "encoder.embed_tokens.weight"
+    if vocab_key in state_dict and state_dict[vocab_key].shape[1:] == own[vocab_key].shape[1:] \
+            and state_dict[vocab_key].size(0) != own[vocab_key].size(0):
+        raise IncompatibleCheckpointError(
+            f"the checkpoint has a vocabulary of {state_dict[vocab_key].size(0)} symbols and "
+            f"this task's dictionary (with <mask>) has {own[vocab_key].size(0)}: fine-tune "
+            "with the pre-training dictionary (fairseq-preprocess --srcdict/--tgtdict "
+            "PRETRAIN/dict.txt, or data-prep/binarize.py --dict PRETRAIN/dict.txt)"
+        )
+    differences = [f"missing {k}" for k in own if k not in state_dict]
+    differences += [f"unexpected {k}" for k in state_dict if k not in own]
+    differences += [
+        f"{k}: {tuple(v.shape)} in the checkpoint, {tuple(own[k].shape)} here"
+        for k, v in state_dict.items() if k in own and v.shape != own[k].shape
+    ]
+    if differences:
+        raise IncompatibleCheckpointError(
+            f"the checkpoint was trained with another architecture ({len(differences)} "
+            f"differences, e.g. {'; '.join(differences[:4])}). Use the --arch and size "
+            "options (--encoder-layers, --encoder-embed-dim, ...) it was trained with"
+        )
