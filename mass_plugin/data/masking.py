@@ -15,6 +15,7 @@ predicts, exactly as a teacher-forced decoder would see that step when
 decoding the whole sentence.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -47,8 +48,13 @@ def span_length(num_tokens: int, mask_ratio: float) -> int:
     """
     if num_tokens < 1:
         raise ValueError("a sentence has at least one token (its </s>)")
-    k = int(np.floor(num_tokens * mask_ratio + 0.5))
+    k = math.floor(num_tokens * mask_ratio + 0.5)
     return min(num_tokens, max(1, k))
+
+
+def _uniform_int(rng: np.random.Generator, n: int) -> int:
+    """A uniform integer in ``[0, n)`` (cheaper than ``rng.integers`` per call)."""
+    return min(n - 1, int(rng.random() * n))
 
 
 def choose_masked_positions(
@@ -70,9 +76,9 @@ def choose_masked_positions(
         elif draw < _MASS_START_FIRST + _MASS_START_LAST:
             start = last_start
         else:
-            start = int(rng.integers(0, last_start + 1))
+            start = _uniform_int(rng, last_start + 1)
     else:
-        start = int(rng.integers(0, last_start + 1))
+        start = _uniform_int(rng, last_start + 1)
     return np.arange(start, start + k)
 
 
@@ -113,26 +119,39 @@ def mask_sentence(
     if positions is None:
         k = span_length(m, mask_ratio)
         positions = choose_masked_positions(m, k, rng, span_start, mask_mode)
+    positions = np.asarray(positions, dtype=np.int64)
+    k = len(positions)
+    # a contiguous span is handled with slices (views), anything else by index
+    if k and positions[-1] - positions[0] == k - 1:
+        first = int(positions[0])
+        span = slice(first, first + k)
+    else:
+        first, span = None, positions
 
     # encoder input: BERT's mask / random / keep split over the chosen tokens
     source = tokens.copy()
-    draw = rng.random(len(positions))
+    draw = rng.random(k)
+    replaced = source[span]  # a view for a span, a copy otherwise
+    replaced[draw >= random_token_prob + leave_unmasked_prob] = mask_idx
     use_random = draw < random_token_prob
-    use_mask = draw >= random_token_prob + leave_unmasked_prob
-    source[positions[use_mask]] = mask_idx
     n_random = int(use_random.sum())
     if n_random:
-        choice = rng.integers(0, len(random_token_ids), size=n_random)
-        source[positions[use_random]] = random_token_ids[choice]
+        choice = (rng.random(n_random) * len(random_token_ids)).astype(np.int64)
+        replaced[use_random] = random_token_ids[choice]
+    if first is None:
+        source[span] = replaced
 
     # decoder: previous original token of each predicted token, BOS at 0
-    previous = positions - 1
-    prev_output_tokens = np.where(
-        previous >= 0, tokens[np.maximum(previous, 0)], bos_idx
-    )
+    if first is not None and first > 0:
+        prev_output_tokens = tokens[first - 1:first + k - 1].copy()
+    else:
+        previous = positions - 1
+        prev_output_tokens = np.where(
+            previous >= 0, tokens[np.maximum(previous, 0)], bos_idx
+        )
     return MaskedSentence(
         source=source,
         prev_output_tokens=prev_output_tokens,
-        target=tokens[positions],
+        target=tokens[span].copy(),
         positions=positions + 1,
     )
