@@ -148,3 +148,17 @@ def test_ratio_one_masks_everything_like_a_language_model():
     assert np.array_equal(out.target, tokens)
     assert out.positions.tolist() == list(range(1, 10))
     assert np.array_equal(out.prev_output_tokens, np.append(EOS, tokens[:-1]))
+
+
+@pytest.mark.parametrize("positions", [[3, 4, 5], [0, 1, 2], [5, 3, 4], [0, 2, 1, 3], [2, 7]])
+def test_given_positions_in_any_order_line_up_targets_and_decoder_inputs(positions):
+    # contiguous spans take a faster path (slices) than other position sets
+    tokens = sentence(10)
+    pos = np.array(positions)
+    out = mask(tokens, positions=pos, random_token_prob=0.0, leave_unmasked_prob=0.0)
+    assert np.array_equal(out.target, tokens[pos])
+    assert np.array_equal(out.positions, pos + 1)
+    assert np.array_equal(out.prev_output_tokens,
+                          np.where(pos > 0, tokens[np.maximum(pos - 1, 0)], EOS))
+    assert np.all(out.source[pos] == MASK)
+    assert np.array_equal(np.delete(out.source, pos), np.delete(tokens, pos))

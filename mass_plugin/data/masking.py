@@ -122,7 +122,7 @@ def mask_sentence(
     positions = np.asarray(positions, dtype=np.int64)
     k = len(positions)
     # a contiguous span is handled with slices (views), anything else by index
-    if k and positions[-1] - positions[0] == k - 1:
+    if k and bool(np.all(np.diff(positions) == 1)):
         first = int(positions[0])
         span = slice(first, first + k)
     else:
