@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import make_task
+from conftest import binarize, build_dictionary, make_task, synthetic_sentences
 from mass_plugin.data.masked_s2s_dataset import PAD_POSITION
 from mass_plugin.data.masking import span_length
+from mass_plugin.tasks.masked_s2s import language_sample_sizes
 
 
 def run_epochs(task, split="train", first_epoch=1, epochs=1, num_workers=0):
@@ -190,3 +191,32 @@ def test_missing_split_and_dictionary_say_what_to_create(mono_data, tmp_path_fac
     empty = tmp_path_factory.mktemp("empty")
     with pytest.raises(FileNotFoundError, match="dict.txt.*fairseq-preprocess"):
         make_task(empty)
+
+
+def test_language_ids_and_temperature_sampling(tmp_path):
+    en = synthetic_sentences(40, 90, prefix="e")
+    fr = synthetic_sentences(41, 10, prefix="f")
+    dictionary = build_dictionary(en + fr)
+    dictionary.save(str(tmp_path / "dict.txt"))
+    binarize(en, dictionary, str(tmp_path / "train.en"))
+    binarize(fr, dictionary, str(tmp_path / "train.fr"))
+    binarize(fr, dictionary, str(tmp_path / "valid.fr"))
+
+    assert language_sample_sizes([90, 10], 0.5) == {0: 75, 1: 25}  # 3:1 for sqrt(9):1
+    task = make_task(tmp_path, langs="en,fr", lang_sampling_alpha=0.5)
+    task.load_dataset("train")
+    dataset = task.dataset("train")
+    batch = dataset.collater([dataset[i] for i in (0, 89, 90, 99)])
+    assert batch["net_input"]["src_lang_id"].tolist() == [0, 0, 1, 1]
+    counts = []
+    for epoch in (1, 2):
+        dataset.set_epoch(epoch)
+        indices = dataset.ordered_indices()
+        counts.append((int((indices < 90).sum()), int((indices >= 90).sum())))
+        # French (10 sentences) is drawn 25 times: with replacement
+        assert set(indices[indices >= 90].tolist()) <= set(range(90, 100))
+    assert counts == [(75, 25), (75, 25)]
+    assert not dataset.can_reuse_epoch_itr_across_epochs  # new draws every epoch
+    task.load_dataset("valid.fr")  # one language's split knows its language
+    valid = task.dataset("valid.fr")
+    assert valid.collater([valid[0]])["net_input"]["src_lang_id"].tolist() == [1]

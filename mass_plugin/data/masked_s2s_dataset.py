@@ -89,12 +89,20 @@ class MaskedS2SDataset(FairseqDataset):
         seed: the random seed (``--seed``).
         shuffle: shuffle the order of same-length sentences each epoch.
         deterministic: use the same masks in every epoch.
+        lang_ids: optional language id of every sentence (one int for all,
+            or an array); batches then carry ``net_input["src_lang_id"]``.
+        lang_sample_sizes: optional ``{lang_id: n}``: each epoch draws ``n``
+            sentences of that language (with replacement when ``n`` exceeds
+            what there is) instead of taking every sentence once.
+        return_raw: also return each sentence unmasked (``sample["raw"]``),
+            for back-translation.
         **mask_args: keyword arguments of :func:`masking.mask_sentence`
             (``mask_ratio``, ``random_token_prob``, ...).
     """
 
     def __init__(self, dataset, sizes, dictionary, mask_idx, seed=1,
-                 shuffle=True, deterministic=False, **mask_args):
+                 shuffle=True, deterministic=False, lang_ids=None,
+                 lang_sample_sizes=None, return_raw=False, **mask_args):
         self.dataset = dataset
         self.sizes = np.asarray(sizes)
         self.dictionary = dictionary
@@ -104,6 +112,13 @@ class MaskedS2SDataset(FairseqDataset):
         self.deterministic = deterministic
         self.mask_args = mask_args
         self.random_token_ids = ordinary_token_ids(dictionary, exclude=[mask_idx])
+        if lang_ids is not None and np.ndim(lang_ids) == 0:
+            lang_ids = np.full(len(dataset), int(lang_ids), dtype=np.int64)
+        self.lang_ids = None if lang_ids is None else np.asarray(lang_ids, dtype=np.int64)
+        self.lang_sample_sizes = lang_sample_sizes
+        if lang_sample_sizes and self.lang_ids is None:
+            raise ValueError("lang_sample_sizes needs lang_ids")
+        self.return_raw = return_raw
         # fairseq reuses its data loader, and persistent workers keep the copy
         # of this dataset they were started with: the epoch lives in shared
         # memory so that set_epoch() in the trainer reaches every worker.
@@ -132,13 +147,16 @@ class MaskedS2SDataset(FairseqDataset):
             random_token_ids=self.random_token_ids,
             **self.mask_args,
         )
-        return {
+        item = {
             "id": index,
             "source": torch.from_numpy(masked.source),
             "prev_output_tokens": torch.from_numpy(masked.prev_output_tokens),
             "target": torch.from_numpy(masked.target),
             "positions": torch.from_numpy(masked.positions),
         }
+        if self.return_raw:
+            item["raw"] = tokens
+        return item
 
     def collater(self, samples):
         if len(samples) == 0:
@@ -148,9 +166,9 @@ class MaskedS2SDataset(FairseqDataset):
         def merge(key, pad_value=pad):
             return _right_padded([s[key] for s in samples], pad_value)
 
-        target = merge("target")
-        return {
-            "id": torch.LongTensor([s["id"] for s in samples]),
+        ids = torch.LongTensor([s["id"] for s in samples])
+        batch = {
+            "id": ids,
             "nsentences": len(samples),
             # the loss is over span tokens only, so they are what we count
             "ntokens": sum(len(s["target"]) for s in samples),
@@ -160,8 +178,18 @@ class MaskedS2SDataset(FairseqDataset):
                 "prev_output_tokens": merge("prev_output_tokens"),
                 "positions": merge("positions", PAD_POSITION),
             },
-            "target": target,
+            "target": merge("target"),
         }
+        if self.lang_ids is not None:
+            batch["net_input"]["src_lang_id"] = torch.from_numpy(self.lang_ids[ids.numpy()])
+        if self.return_raw:
+            batch["raw"] = {
+                "src_tokens": merge("raw"),
+                "src_lengths": torch.LongTensor([len(s["raw"]) for s in samples]),
+            }
+            if self.lang_ids is not None:
+                batch["raw"]["lang_id"] = batch["net_input"]["src_lang_id"]
+        return batch
 
     def num_tokens(self, index):
         return self.sizes[index]
@@ -182,13 +210,29 @@ class MaskedS2SDataset(FairseqDataset):
         too_long = self.sizes[indices] > limit
         return indices[~too_long], indices[too_long].tolist()
 
+    @property
+    def can_reuse_epoch_itr_across_epochs(self):
+        # resampled epochs hold other sentences: fairseq must ask again
+        return not self.lang_sample_sizes
+
     def ordered_indices(self):
         # fairseq calls this inside data_utils.numpy_seed(seed + epoch)
-        if self.shuffle:
+        if self.lang_sample_sizes:
+            order = self._resampled_indices()
+        elif self.shuffle:
             order = np.random.permutation(len(self))
         else:
             order = np.arange(len(self))
         return order[np.argsort(self.sizes[order], kind="mergesort")]
+
+    def _resampled_indices(self):
+        rng = np.random.default_rng((self.seed, self.epoch, 0x1A96))
+        chosen = []
+        for lang_id, count in sorted(self.lang_sample_sizes.items()):
+            pool = np.flatnonzero(self.lang_ids == lang_id)
+            chosen.append(rng.choice(pool, size=count, replace=count > len(pool)))
+        order = np.concatenate(chosen)
+        return rng.permutation(order) if self.shuffle else order
 
     @property
     def supports_prefetch(self):

@@ -7,15 +7,18 @@ it predicts; in fine-tuning and generation the model is fairseq's ordinary
 encoder-decoder Transformer (incremental decoding, beam search).
 """
 
+import contextlib
 import logging
 from typing import Optional
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
     TransformerConfig,
     TransformerDecoderBase,
+    TransformerEncoderBase,
     TransformerModel,
     base_architecture,
 )
@@ -41,25 +44,127 @@ def add_mask_symbol(dictionary) -> int:
     return dictionary.add_symbol(MASK_SYMBOL)
 
 
-def _explicit_positions_hook(module, inputs, output):
-    """Forward hook on the decoder's position embedding.
+def _position_hook(module, inputs, output):
+    """Forward hook on the encoder's and decoder's position embedding.
 
-    While :class:`TransformerMassDecoder` runs a MASS span it stores the
-    span's fairseq position ids on the module; the embedding of those ids
-    then replaces the one fairseq computed from the (span-only) input. The
-    state lives on the module itself so that copies of the model stay
-    independent.
+    Two things can be set on the module (and are, only for the duration of
+    one forward call, so copies of the model stay independent):
+
+    * ``mass_positions``: while :class:`TransformerMassDecoder` runs a MASS
+      span, the span's fairseq position ids; their embedding replaces the
+      one fairseq computed from the (span-only) input;
+    * ``mass_language``: a B x 1 x C language embedding, added to every
+      position (fairseq adds this output to the scaled token embedding).
     """
     positions = getattr(module, "mass_positions", None)
-    if positions is None:
-        return output
-    if isinstance(module, LearnedPositionalEmbedding):
-        return F.embedding(positions, module.weight, module.padding_idx)
-    if isinstance(module, SinusoidalPositionalEmbedding):
-        # B x T -> (B*T) -> B x T x C
-        flat = module.weights.index_select(0, positions.reshape(-1))
-        return flat.view(*positions.shape, -1).to(output).detach()
-    raise TypeError(f"unsupported positional embedding {type(module).__name__}")
+    if positions is not None:
+        if isinstance(module, LearnedPositionalEmbedding):
+            output = F.embedding(positions, module.weight, module.padding_idx)
+        elif isinstance(module, SinusoidalPositionalEmbedding):
+            # B x T -> (B*T) -> B x T x C
+            flat = module.weights.index_select(0, positions.reshape(-1))
+            output = flat.view(*positions.shape, -1).to(output).detach()
+        else:
+            raise TypeError(f"unsupported positional embedding {type(module).__name__}")
+    language = getattr(module, "mass_language", None)
+    if language is not None:
+        output = output + language.to(output)
+    return output
+
+
+def _prepare_position_hook(embed_positions):
+    if embed_positions is not None:
+        embed_positions.mass_positions = None
+        embed_positions.mass_language = None
+        embed_positions.register_forward_hook(_position_hook)
+
+
+class _LanguageEmbedding(nn.Module):
+    """One learned vector per language, added to the input embeddings of the
+    encoder (source language) and decoder (target language), as in XLM and
+    MASS's unsupervised NMT. ``default_src``/``default_tgt`` are the ids used
+    when a batch names no language (fairseq's translation task)."""
+
+    def __init__(self, langs, dim):
+        super().__init__()
+        self.langs = list(langs)
+        self.weight = nn.Parameter(torch.empty(len(self.langs), dim))
+        nn.init.normal_(self.weight, mean=0.0, std=dim ** -0.5)
+        self.default_src = None
+        self.default_tgt = None
+
+    def ids(self, lang_id, default, batch_size, device, role):
+        if lang_id is None:
+            if default is None:
+                raise ValueError(
+                    f"this model has language embeddings ({','.join(self.langs)}) but "
+                    f"the batch does not say its {role} language: use --task "
+                    "unsupervised_translation or masked_s2s --langs, or --task "
+                    "translation with -s/-t among these languages"
+                )
+            lang_id = default
+        if not torch.is_tensor(lang_id):
+            lang_id = torch.full((batch_size,), int(lang_id), dtype=torch.long)
+        return lang_id.to(device=device, dtype=torch.long)
+
+    def forward(self, lang_id):
+        return self.weight.index_select(0, lang_id).unsqueeze(1)
+
+
+@contextlib.contextmanager
+def _hook_state(embed_positions, **state):
+    """Set hook state on the position embedding for one forward call."""
+    if embed_positions is None:
+        yield
+        return
+    for name, value in state.items():
+        setattr(embed_positions, name, value)
+    try:
+        yield
+    finally:
+        for name in state:
+            setattr(embed_positions, name, None)
+
+
+class TransformerMassEncoder(TransformerEncoderBase):
+    """fairseq's Transformer encoder, plus an optional language embedding.
+
+    ``forward(..., src_lang_id=S, tgt_lang_id=T)`` takes per-sentence
+    language ids (B); ``T`` (default ``S``) travels in the encoder output, so
+    the decoder, beam search included, knows which language to produce.
+    """
+
+    def __init__(self, cfg, dictionary, embed_tokens):
+        super().__init__(cfg, dictionary, embed_tokens)
+        self.embed_langs = None  # set by TransformerMassModel.build_model
+        _prepare_position_hook(self.embed_positions)
+
+    def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
+                return_all_hiddens: bool = False, token_embeddings=None,
+                src_lang_id=None, tgt_lang_id=None):
+        if self.embed_langs is None:
+            return super().forward(src_tokens, src_lengths, return_all_hiddens,
+                                   token_embeddings)
+        batch, device = src_tokens.size(0), src_tokens.device
+        src = self.embed_langs.ids(src_lang_id, self.embed_langs.default_src, batch,
+                                   device, "source")
+        if tgt_lang_id is None and src_lang_id is None:
+            tgt = self.embed_langs.ids(None, self.embed_langs.default_tgt, batch,
+                                       device, "target")
+        else:
+            tgt = src if tgt_lang_id is None else self.embed_langs.ids(
+                tgt_lang_id, None, batch, device, "target")
+        with _hook_state(self.embed_positions, mass_language=self.embed_langs(src)):
+            out = super().forward(src_tokens, src_lengths, return_all_hiddens,
+                                  token_embeddings)
+        out["tgt_lang_id"] = [tgt]
+        return out
+
+    def reorder_encoder_out(self, encoder_out, new_order):
+        reordered = super().reorder_encoder_out(encoder_out, new_order)
+        if encoder_out.get("tgt_lang_id"):
+            reordered["tgt_lang_id"] = [encoder_out["tgt_lang_id"][0].index_select(0, new_order)]
+        return reordered
 
 
 class TransformerMassDecoder(TransformerDecoderBase):
@@ -72,26 +177,27 @@ class TransformerMassDecoder(TransformerDecoderBase):
 
     def __init__(self, cfg, dictionary, embed_tokens, no_encoder_attn=False):
         super().__init__(cfg, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
-        if self.embed_positions is not None:
-            self.embed_positions.mass_positions = None
-            self.embed_positions.register_forward_hook(_explicit_positions_hook)
+        self.embed_langs = None  # set by TransformerMassModel.build_model
+        _prepare_position_hook(self.embed_positions)
 
     def forward(self, prev_output_tokens, encoder_out=None, incremental_state=None,
                 positions=None, **kwargs):
-        if positions is None or self.embed_positions is None:
-            return super().forward(
-                prev_output_tokens, encoder_out=encoder_out,
-                incremental_state=incremental_state, **kwargs
-            )
-        if incremental_state is not None:
-            raise ValueError("explicit span positions are for teacher forcing only")
-        # fairseq numbers positions from padding_idx + 1, and id padding_idx
-        # (an all-zero embedding) marks padding: 1-based t -> padding_idx + t
-        self.embed_positions.mass_positions = positions + self.padding_idx
-        try:
-            return super().forward(prev_output_tokens, encoder_out=encoder_out, **kwargs)
-        finally:
-            self.embed_positions.mass_positions = None
+        state = {}
+        if self.embed_langs is not None:
+            lang_id = (encoder_out or {}).get("tgt_lang_id") or [None]
+            lang_id = self.embed_langs.ids(
+                lang_id[0], self.embed_langs.default_tgt, prev_output_tokens.size(0),
+                prev_output_tokens.device, "target")
+            state["mass_language"] = self.embed_langs(lang_id)
+        if positions is not None and self.embed_positions is not None:
+            if incremental_state is not None:
+                raise ValueError("explicit span positions are for teacher forcing only")
+            # fairseq numbers positions from padding_idx + 1, and id padding_idx
+            # (an all-zero embedding) marks padding: 1-based t -> padding_idx + t
+            state["mass_positions"] = positions + self.padding_idx
+        with _hook_state(self.embed_positions, **state):
+            return super().forward(prev_output_tokens, encoder_out=encoder_out,
+                                   incremental_state=incremental_state, **kwargs)
 
 
 @register_model("transformer_mass")
@@ -131,12 +237,36 @@ class TransformerMassModel(TransformerModel):
             model_name_or_path, checkpoint_file, data_name_or_path, **kwargs
         )
 
+    @staticmethod
+    def add_args(parser):
+        TransformerModel.add_args(parser)
+        parser.add_argument(
+            "--language-embeddings", metavar="LANGS", default=None,
+            help="comma-separated languages, e.g. 'en,fr': one learned embedding "
+            "per language is added to the encoder input (source language) and the "
+            "decoder input (target language). Default: the task's --langs when it "
+            "lists two or more (cross-lingual pre-training, unsupervised_translation); "
+            "give it when fine-tuning such a checkpoint with --task translation",
+        )
+
     @classmethod
     def build_model(cls, args, task):
         for dictionary in {id(d): d for d in (task.source_dictionary,
                                              task.target_dictionary)}.values():
             add_mask_symbol(dictionary)
+        langs = model_languages(args, task)
+        # saved in the checkpoint's configuration: generation rebuilds the same model
+        args.language_embeddings = ",".join(langs) if langs else None
         model = super().build_model(args, task)
+        if langs:
+            if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
+                raise ValueError("--language-embeddings needs positional embeddings "
+                                 "(drop --no-token-positional-embeddings)")
+            # one table, shared by the encoder and the decoder
+            embed_langs = _LanguageEmbedding(langs, model.encoder.embed_tokens.embedding_dim)
+            embed_langs.default_src = _default_lang_id(langs, task, "source_lang")
+            embed_langs.default_tgt = _default_lang_id(langs, task, "target_lang")
+            model.encoder.embed_langs = model.decoder.embed_langs = embed_langs
         # saved with the weights, so that fine-tuning with a dictionary whose
         # symbols differ is refused instead of silently scrambling embeddings
         checksum = [dictionary_checksum(task.source_dictionary),
@@ -150,6 +280,11 @@ class TransformerMassModel(TransformerModel):
         return TransformerMassDecoder(
             cfg, tgt_dict, embed_tokens, no_encoder_attn=cfg.no_cross_attention
         )
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        return TransformerMassEncoder(TransformerConfig.from_namespace(args), src_dict,
+                                      embed_tokens)
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         fit_position_tables(self, state_dict)
@@ -167,14 +302,21 @@ class TransformerMassModel(TransformerModel):
         src_lengths,
         prev_output_tokens,
         positions: Optional[object] = None,
+        src_lang_id: Optional[object] = None,
+        tgt_lang_id: Optional[object] = None,
         return_all_hiddens: bool = True,
         features_only: bool = False,
         alignment_layer: Optional[int] = None,
         alignment_heads: Optional[int] = None,
     ):
-        """``positions`` (B x k, 1-based, 0 = padding) selects span decoding."""
+        """``positions`` (B x k, 1-based, 0 = padding) selects span decoding;
+        ``src_lang_id``/``tgt_lang_id`` (B) choose the language embeddings."""
+        extra = {}
+        if src_lang_id is not None or tgt_lang_id is not None:
+            extra = {"src_lang_id": src_lang_id, "tgt_lang_id": tgt_lang_id}
         encoder_out = self.encoder(
-            src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens
+            src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
+            **extra,
         )
         return self.decoder(
             prev_output_tokens,
@@ -186,6 +328,33 @@ class TransformerMassModel(TransformerModel):
             src_lengths=src_lengths,
             return_all_hiddens=return_all_hiddens,
         )
+
+
+def model_languages(args, task):
+    """The languages that get an embedding: --language-embeddings, else the
+    task's languages when there are two or more, else none."""
+    given = getattr(args, "language_embeddings", None)
+    if given:
+        langs = [lang for lang in given.split(",") if lang]
+    else:
+        langs = list(getattr(task, "langs", None) or [])
+    if len(set(langs)) != len(langs):
+        raise ValueError(f"--language-embeddings lists a language twice: {given}")
+    return langs if len(langs) >= 2 or given else []
+
+
+def _default_lang_id(langs, task, name):
+    """The id of the task's -s/-t language (fairseq's translation task)."""
+    cfg = getattr(task, "cfg", None) or getattr(task, "args", None)
+    lang = getattr(cfg, name, None)
+    if lang is None:
+        return None
+    if lang not in langs:
+        raise ValueError(
+            f"the model has language embeddings for {','.join(langs)}, but the "
+            f"task's {'-s' if name == 'source_lang' else '-t'} is '{lang}'"
+        )
+    return langs.index(lang)
 
 
 def _default(args, name, value):

@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
 from fairseq import utils
 from fairseq.data import ConcatDataset, Dictionary, data_utils
 from fairseq.data.indexed_dataset import dataset_exists, get_available_dataset_impl
@@ -75,6 +76,15 @@ class MaskedS2SConfig(FairseqDataclass):
             "valid.en,valid.fr reports each language's loss"
         },
     )
+    lang_sampling_alpha: float = field(
+        default=1.0,
+        metadata={
+            "help": "with --langs: each training epoch draws from language l a "
+            "share of sentences proportional to n_l ** alpha (n_l its sentence "
+            "count); 1 uses every sentence once, smaller values up-sample the "
+            "smaller languages (batches mix languages either way)"
+        },
+    )
     max_source_positions: int = field(
         default=1024, metadata={"help": "max number of tokens in a sentence"}
     )
@@ -108,6 +118,14 @@ def validate_masking_options(cfg) -> None:
         )
 
 
+def language_sample_sizes(counts, alpha):
+    """Sentences per language for one epoch: the epoch keeps its total size,
+    shared in proportion to ``count ** alpha`` (XLM's language sampling)."""
+    weights = np.asarray(counts, dtype=np.float64) ** alpha
+    shares = weights / weights.sum()
+    return {i: max(1, int(round(share * sum(counts)))) for i, share in enumerate(shares)}
+
+
 @register_task("masked_s2s", dataclass=MaskedS2SConfig)
 class MaskedS2STask(FairseqTask):
     """MASS: Masked Sequence to Sequence pre-training (Song et al., 2019).
@@ -119,12 +137,17 @@ class MaskedS2STask(FairseqTask):
     """
 
     cfg: MaskedS2SConfig
+    NAME = "masked_s2s"
 
     def __init__(self, cfg: MaskedS2SConfig, dictionary: Dictionary):
         super().__init__(cfg)
         validate_masking_options(cfg)
         self.dictionary = dictionary
         self.mask_idx = add_mask_symbol(dictionary)
+        # the model gives each of these a language embedding when there are two or more
+        self.langs = [lang for lang in (cfg.langs or "").split(",") if lang]
+        if len(set(self.langs)) != len(self.langs):
+            raise ValueError(f"--langs lists a language twice: {cfg.langs}")
 
     @classmethod
     def setup_task(cls, cfg: MaskedS2SConfig, **kwargs):
@@ -147,32 +170,49 @@ class MaskedS2STask(FairseqTask):
         )
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        self.datasets[split] = self.load_masked_dataset(split, epoch, combine)
+
+    def load_masked_dataset(self, split, epoch=1, combine=False, return_raw=False):
         paths = utils.split_paths(self.cfg.data)
         data_path = paths[(epoch - 1) % len(paths)]
         split_path = os.path.join(data_path, split)
-        langs = [lang for lang in (self.cfg.langs or "").split(",") if lang]
+        langs = self.langs
+        lang_ids = None
+        sample_sizes = None
         if langs and not dataset_exists(split_path, self.cfg.dataset_impl or "mmap"):
             parts = [self._load_sentences(f"{split_path}.{lang}", combine) for lang in langs]
             missing = [lang for lang, part in zip(langs, parts) if part is None]
             if missing:
                 raise FileNotFoundError(
-                    f"masked_s2s: --langs {self.cfg.langs}: no {split} data for "
+                    f"{self.NAME}: --langs {self.cfg.langs}: no {split} data for "
                     f"{', '.join(missing)} (expected {split_path}.<lang>.bin/.idx, "
                     "as data-prep/binarize.py writes them)"
                 )
             for lang, part in zip(langs, parts):
                 logger.info(f"{split}.{lang}: {len(part)} sentences")
             sentences = ConcatDataset(parts)
+            lang_ids = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
+            if split == self.cfg.train_subset and self.cfg.lang_sampling_alpha != 1.0:
+                sample_sizes = language_sample_sizes(
+                    [len(part) for part in parts], self.cfg.lang_sampling_alpha)
+                logger.info("sentences drawn per epoch: " + ", ".join(
+                    f"{lang} {sample_sizes[i]}" for i, lang in enumerate(langs)))
         else:
             sentences = self._load_sentences(split_path, combine)
+            suffix = split.rsplit(".", 1)[-1]
+            if len(langs) >= 2 and suffix in langs:
+                lang_ids = langs.index(suffix)  # e.g. valid.fr
         if sentences is None:
             raise FileNotFoundError(
-                f"masked_s2s: split '{split}' not found: expected {split_path}.bin "
+                f"{self.NAME}: split '{split}' not found: expected {split_path}.bin "
                 f"and {split_path}.idx. Create them with fairseq-preprocess "
                 f"--only-source --trainpref/--validpref ... --destdir {data_path}"
             )
+        if len(langs) < 2:
+            lang_ids = None  # one language: no language embeddings
         is_train = split == self.cfg.train_subset
-        self.datasets[split] = MaskedS2SDataset(
+        logger.info(f"{split}: {len(sentences)} sentences from {split_path}")
+        return MaskedS2SDataset(
             sentences,
             sentences.sizes,
             self.dictionary,
@@ -180,13 +220,15 @@ class MaskedS2STask(FairseqTask):
             seed=self.cfg.seed,
             shuffle=is_train,
             deterministic=not is_train,
+            lang_ids=lang_ids,
+            lang_sample_sizes=sample_sizes,
+            return_raw=return_raw,
             mask_ratio=self.cfg.mask_ratio,
             random_token_prob=self.cfg.random_token_prob,
             leave_unmasked_prob=self.cfg.leave_unmasked_prob,
             span_start=str(self.cfg.span_start),
             mask_mode=str(self.cfg.mask_mode),
         )
-        logger.info(f"{split}: {len(sentences)} sentences from {split_path}")
 
     def filter_indices_by_size(self, indices, dataset, max_positions=None,
                                ignore_invalid_inputs=False):
