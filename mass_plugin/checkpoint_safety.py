@@ -3,8 +3,9 @@
 torch >= 2.6 loads with ``weights_only=True``: only tensors, containers and
 an allow-list of classes may be unpickled. fairseq checkpoints also hold an
 ``argparse.Namespace`` (the model arguments of ``--arch`` models such as
-``transformer_mass``) and, in checkpoints of some fairseq versions, numpy
-scalars; we allow exactly those classes, which only carry data.
+``transformer_mass``) and numpy scalars and arrays (the BLEU statistics that
+``--eval-bleu`` keeps in the saved meters); we allow exactly those classes,
+which only carry data.
 
 Importing the plugin also wraps fairseq's ``load_checkpoint_to_cpu`` so that
 a checkpoint that asks for anything else is refused with a message naming
@@ -33,12 +34,13 @@ class CorruptCheckpointError(RuntimeError):
 
 
 def _numpy_scalar_globals():
-    # numpy scalars pickle as numpy.core.multiarray.scalar(dtype, bytes)
+    # numpy scalars pickle as numpy.core.multiarray.scalar(dtype, bytes),
+    # arrays as _reconstruct(ndarray, shape, dtype) plus their raw data
     try:
-        from numpy._core.multiarray import scalar  # numpy >= 2
+        from numpy._core.multiarray import _reconstruct, scalar  # numpy >= 2
     except ImportError:
-        from numpy.core.multiarray import scalar
-    found = [scalar, np.dtype]
+        from numpy.core.multiarray import _reconstruct, scalar
+    found = [scalar, np.dtype, _reconstruct, np.ndarray]
     dtypes = getattr(np, "dtypes", None)  # numpy >= 1.25
     if dtypes is not None:
         for name in ("Float64DType", "Float32DType", "Int64DType", "Int32DType",

@@ -28,7 +28,9 @@ def fairseq_like_state():
         "cfg": {"model": argparse.Namespace(arch="transformer_mass_tiny", dropout=0.1),
                 "task": {"_name": "masked_s2s"}},
         "model": {"w": torch.zeros(2, 2)},
-        "extra_state": {"metrics": {"loss": np.float64(1.5)}, "epoch": 3},
+        # --eval-bleu keeps BLEU n-gram counts as numpy arrays in the meters
+        "extra_state": {"metrics": {"loss": np.float64(1.5),
+                                    "_bleu_counts": np.array([10, 6, 3, 1])}, "epoch": 3},
         "optimizer_history": [{"num_updates": 10, "optimizer_name": "Adam",
                                "lr_scheduler_state": {"best": 1.5}}],
     }
@@ -41,6 +43,7 @@ def test_a_fairseq_style_checkpoint_loads_without_disabling_weights_only(tmp_pat
     state = checkpoint_utils.load_checkpoint_to_cpu(str(path))
     assert state["cfg"]["model"].arch == "transformer_mass_tiny"
     assert state["extra_state"]["metrics"]["loss"] == 1.5
+    assert state["extra_state"]["metrics"]["_bleu_counts"].tolist() == [10, 6, 3, 1]
 
 
 @pytest.mark.parametrize("force_unsafe_env", [False, True])
