@@ -1,6 +1,7 @@
 """Shared helpers: seeded synthetic corpora, in-process binarization, CLI runs."""
 
 import os
+import signal
 import subprocess
 import sys
 from argparse import Namespace
@@ -120,3 +121,20 @@ def preprocess(root, pairs_prefix=""):
              "--validpref", f"{pairs}valid", "--testpref", f"{pairs}test",
              "--srcdict", root / "bin/dict.txt", "--tgtdict", root / "bin/dict.txt",
              "--destdir", root / "pairs-bin", "--workers", "2"], cwd=REPO)
+
+
+def kill_after_first_save(cmd):
+    """Start ``cmd``, SIGKILL it once a checkpoint is written, after the run
+    went on past it (so unsaved updates are lost as in a real crash)."""
+    env = cli_env()
+    proc = subprocess.Popen([str(BIN_DIR / cmd[0])] + [str(c) for c in cmd[1:]], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    saved = False
+    for line in proc.stdout:  # fairseq logs to stdout
+        saved = saved or "Saved checkpoint" in line
+        if saved and "num_updates=12" in line:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"

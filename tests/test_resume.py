@@ -1,13 +1,10 @@
 """A run killed with SIGKILL and restarted with the same command ends exactly
 where an uninterrupted run ends: same data order, same masks, same weights."""
 
-import signal
-import subprocess
-
 import pytest
 import torch
 
-from conftest import BIN_DIR, REPO, cli_env, preprocess, run_cli, synthetic_sentences
+from conftest import REPO, kill_after_first_save, preprocess, run_cli, synthetic_sentences
 
 
 def write(path, lines):
@@ -39,23 +36,6 @@ def command(root, task, save_dir):
             "--max-update", "30", "--save-interval-updates", "10", "--seed", "7",
             "--num-workers", "2", "--disable-validation", "--save-dir", save_dir,
             "--log-format", "simple", "--log-interval", "1"]
-
-
-def kill_after_first_save(cmd):
-    """Start ``cmd``, SIGKILL it once a checkpoint is written, after the run
-    went on past it (so unsaved updates are lost as in a real crash)."""
-    env = cli_env()
-    proc = subprocess.Popen([str(BIN_DIR / cmd[0])] + [str(c) for c in cmd[1:]], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-    saved = False
-    for line in proc.stdout:  # fairseq logs to stdout
-        saved = saved or "Saved checkpoint" in line
-        if saved and "num_updates=12" in line:
-            proc.send_signal(signal.SIGKILL)
-            break
-    proc.wait(timeout=120)
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
 
 
 @pytest.mark.parametrize("task", ["masked_s2s", "translation"])

@@ -1,0 +1,252 @@
+"""Cross-lingual MASS and the ``unsupervised_translation`` task: language
+embeddings, online back-translation batches, two gloo ranks, exact resume,
+BLEU validation and decoding in a chosen direction."""
+
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+from fairseq import checkpoint_utils
+from fairseq.sequence_generator import SequenceGenerator
+
+from conftest import BIN_DIR, REPO, cli_env, kill_after_first_save, run_cli, synthetic_sentences
+from mass_plugin.tasks.unsupervised_translation import (
+    UnsupervisedTranslationConfig,
+    UnsupervisedTranslationTask,
+)
+
+VOCAB = 40
+
+
+def to_french(line):
+    return " ".join(f"f{(3 * int(w[1:]) + 1) % VOCAB}" for w in line.split())
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """Non-parallel en and fr monolingual text, a small parallel valid/test set,
+    binarized with data-prep/binarize.py (one joint dictionary)."""
+    root = tmp_path_factory.mktemp("unsup")
+    write(root / "mono.en", synthetic_sentences(1, 300, prefix="e"))
+    write(root / "mono.fr", [to_french(s) for s in synthetic_sentences(2, 300, prefix="e")])
+    write(root / "mono.valid.en", synthetic_sentences(3, 20, prefix="e"))
+    write(root / "mono.valid.fr", [to_french(s) for s in synthetic_sentences(4, 20, prefix="e")])
+    pairs = synthetic_sentences(5, 40, prefix="e")
+    for split, lines in (("valid", pairs[:20]), ("test", pairs[20:])):
+        write(root / f"{split}.en", lines)
+        write(root / f"{split}.fr", [to_french(s) for s in lines])
+    run_cli([sys.executable, "data-prep/binarize.py", "--destdir", root / "bin",
+             "--langs", "en,fr", "--mono-train", f"{root}/mono.{{lang}}",
+             "--mono-valid", f"{root}/mono.valid.{{lang}}", "--pair", "en-fr",
+             "--train", root / "valid", "--valid", root / "valid", "--test", root / "test"],
+            cwd=REPO)
+    return root
+
+
+def train_command(data, save_dir, *extra):
+    # no dropout: runs that split the work differently must draw nothing at random
+    return ["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
+            "--task", "unsupervised_translation", "--langs", "en,fr",
+            "--arch", "transformer_mass_tiny", "--criterion", "masked_s2s_loss", "--cpu",
+            "--dropout", "0", "--attention-dropout", "0", "--activation-dropout", "0",
+            "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "300",
+            "--max-update", "20", "--seed", "3", "--num-workers", "0",
+            "--lambda-bt", "0:0,4:0,8:1", "--save-dir", save_dir,
+            "--log-format", "simple", "--log-interval", "1", *extra]
+
+
+def load_task(data, **overrides):
+    cfg = UnsupervisedTranslationConfig(data=str(data / "bin"), langs="en,fr", seed=1,
+                                        train_subset="train", dataset_impl=None, **overrides)
+    return UnsupervisedTranslationTask.setup_task(cfg)
+
+
+def tiny_model(task):
+    from argparse import Namespace
+
+    from mass_plugin.models.transformer_mass import TransformerMassModel, transformer_mass_tiny
+    args = Namespace(arch="transformer_mass_tiny", dropout=0.0, attention_dropout=0.0,
+                     activation_dropout=0.0, max_source_positions=256,
+                     max_target_positions=256)
+    transformer_mass_tiny(args)
+    torch.manual_seed(0)
+    model = TransformerMassModel.build_model(args, task)
+    with torch.no_grad():  # make the two languages very different
+        model.encoder.embed_langs.weight.normal_(0, 3.0)
+    return model.eval()
+
+
+def greedy(model, src_tokens, src_lang, tgt_lang, steps):
+    """Greedy decoding by re-running the full decoder: no incremental state,
+    no beam bookkeeping, nothing reordered."""
+    eos = model.decoder.dictionary.eos()
+    out = torch.full((src_tokens.size(0), 1), eos)
+    scores = []
+    for _ in range(steps):
+        logits, _ = model(src_tokens, None, out, src_lang_id=src_lang, tgt_lang_id=tgt_lang)
+        lprobs = torch.log_softmax(logits[:, -1].float(), dim=-1)
+        lprobs[:, model.decoder.dictionary.pad()] = -float("inf")
+        lprobs[:, eos] = -float("inf")  # as min_len does
+        best = lprobs.argmax(-1, keepdim=True)
+        scores.append(lprobs.gather(1, best))
+        out = torch.cat([out, best], dim=1)
+    return out[:, 1:], torch.cat(scores, dim=1)
+
+
+def test_language_embeddings_reach_encoder_and_decoder_including_beam_search(data):
+    task = load_task(data)
+    model = tiny_model(task)
+    assert model.encoder.embed_langs is model.decoder.embed_langs
+    d = task.dictionary
+    src = torch.stack([d.encode_line("e1 e10 e33 e6", add_if_not_exist=False)] * 2).long()
+    lang = torch.tensor([0, 0])
+    out_en = model.encoder(src, src_lang_id=lang)["encoder_out"][0]
+    out_fr = model.encoder(src, src_lang_id=1 - lang)["encoder_out"][0]
+    assert not torch.allclose(out_en, out_fr)
+    # per sentence target languages: row 0 -> fr, row 1 -> en
+    tgt_lang = torch.tensor([1, 0])
+    expected, scores = greedy(model, src, lang, tgt_lang, steps=5)
+    # the same source, two target languages: other scores
+    assert not torch.allclose(scores[0], scores[1])
+    generator = SequenceGenerator([model], d, beam_size=1, max_len_a=0, max_len_b=6,
+                                  min_len=6)
+    hypos = generator.generate([model], {"net_input": {
+        "src_tokens": src, "src_lengths": torch.tensor([5, 5]),
+        "src_lang_id": lang, "tgt_lang_id": tgt_lang}})
+    for row, hypo in enumerate(hypos):
+        assert hypo[0]["tokens"][:5].tolist() == expected[row].tolist()
+        assert torch.allclose(hypo[0]["positional_scores"][:5], scores[row], atol=1e-4)
+
+
+def test_backtranslation_batch_translates_into_the_other_language(data):
+    task = load_task(data)
+    model = tiny_model(task)
+    task.load_dataset("train")
+    dataset = task.dataset("train")
+    sample = dataset.collater([dataset[i] for i in (0, 1, 400, 401)])  # 2 en, 2 fr
+    assert sample["net_input"]["src_lang_id"].tolist() == [0, 0, 1, 1]
+    model.train()
+    bt = task.backtranslation_sample(model, sample)
+    assert model.training  # put back in training mode
+    raw = sample["raw"]
+    assert bt["net_input"]["src_lang_id"].tolist() == [1, 1, 0, 0]
+    assert bt["net_input"]["tgt_lang_id"].tolist() == [0, 0, 1, 1]
+    pad = task.dictionary.pad()
+    for i in range(4):
+        original = raw["src_tokens"][i][: raw["src_lengths"][i]]
+        assert bt["target"][i][bt["target"][i].ne(pad)].tolist() == original.tolist()
+        # the source is the model's own (greedy) translation into the other language
+        model.eval()
+        hypo = task._generator(model, 1).generate([model], {"net_input": {
+            "src_tokens": original[None], "src_lengths": raw["src_lengths"][i:i + 1],
+            "src_lang_id": raw["lang_id"][i:i + 1],
+            "tgt_lang_id": 1 - raw["lang_id"][i:i + 1]}})[0][0]["tokens"]
+        source = bt["net_input"]["src_tokens"][i]
+        source = source[source.ne(pad)].tolist()
+        # the same greedy path; in the batch the length limit follows the
+        # longest source, so the path may go on where this one was cut
+        assert source[-1] == task.dictionary.eos()
+        assert source[: len(hypo) - 1] == hypo[:-1].tolist()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
+    """Every rank runs MASS and back-translation each update, with one
+    backward, so no rank waits for gradients another did not produce. On CPU
+    fairseq's torch DDP wrapper asks for device ids, hence legacy_ddp here."""
+    run_cli(train_command(data, tmp_path / "one", "--disable-validation", "--max-update",
+                          "12", "--update-freq", "2"), cwd=REPO)
+    port = free_port()
+    cmd = [str(c) for c in train_command(
+        data, tmp_path / "two", "--disable-validation", "--max-update", "12",
+        "--distributed-backend", "gloo", "--distributed-world-size", "2",
+        "--distributed-no-spawn", "--distributed-init-method", f"tcp://127.0.0.1:{port}",
+        "--ddp-backend", "legacy_ddp")]
+    ranks = [subprocess.Popen([str(BIN_DIR / cmd[0]), *cmd[1:], "--distributed-rank", str(r)],
+                              cwd=REPO, env=cli_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for r in (0, 1)]
+    logs = [proc.communicate(timeout=600)[0] for proc in ranks]
+    for proc, log in zip(ranks, logs):
+        assert proc.returncode == 0, log[-3000:]
+    assert "bt_loss" in logs[0]  # back-translation ran (from update 5 on)
+    one = torch.load(tmp_path / "one/checkpoint_last.pt")
+    two = torch.load(tmp_path / "two/checkpoint_last.pt")
+    assert two["optimizer_history"][-1]["num_updates"] == 12
+    for name, weight in one["model"].items():
+        assert torch.allclose(weight, two["model"][name], atol=1e-4, rtol=1e-4), name
+
+
+def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path):
+    extra = ["--disable-validation", "--save-interval-updates", "10"]
+    run_cli(train_command(data, tmp_path / "straight", *extra), cwd=REPO)
+    kill_after_first_save(train_command(data, tmp_path / "resumed", *extra))
+    killed_at = torch.load(tmp_path / "resumed/checkpoint_last.pt")
+    assert killed_at["optimizer_history"][-1]["num_updates"] == 10
+    out = run_cli(train_command(data, tmp_path / "resumed", *extra), cwd=REPO)
+    assert "@ 10 updates)" in out.stdout + out.stderr
+    straight = torch.load(tmp_path / "straight/checkpoint_last.pt")
+    resumed = torch.load(tmp_path / "resumed/checkpoint_last.pt")
+    for name, weight in straight["model"].items():
+        assert torch.allclose(weight, resumed["model"][name], atol=1e-6, rtol=0), name
+    moved = max((killed_at["model"][k] - straight["model"][k]).abs().max().item()
+                for k in straight["model"])
+    assert moved > 1e-3
+
+
+def test_bleu_validation_then_decoding_and_fine_tuning_in_a_chosen_direction(data, tmp_path):
+    out = run_cli(train_command(
+        data, tmp_path / "ckpt", "--eval-bleu", "--validate-interval-updates", "10",
+        "--best-checkpoint-metric", "bleu", "--maximize-best-checkpoint-metric"), cwd=REPO)
+    log = out.stdout + out.stderr
+    valid = re.findall(r"valid on 'valid' subset .*", log)
+    assert len(valid) >= 2
+    for field in ("bleu_en_fr", "bleu_fr_en", "bleu", "span_acc"):
+        assert f"| {field} " in valid[-1], valid[-1]
+    assert re.search(r"bt_loss=[\d.]+", log) and re.search(r"mass_loss=[\d.]+", log)
+    ckpt = tmp_path / "ckpt/checkpoint_best.pt"
+    state = checkpoint_utils.load_checkpoint_to_cpu(str(ckpt))
+    assert state["cfg"]["model"].language_embeddings == "en,fr"
+
+    common = ["--user-dir", "mass_plugin", "--task", "unsupervised_translation",
+              "--langs", "en,fr", "--path", ckpt, "--cpu", "--beam", "2"]
+    outputs = {}
+    gen = run_cli(["fairseq-generate", data / "bin", "-s", "fr", "-t", "en", *common],
+                  cwd=REPO)
+    assert "BLEU4" in gen.stdout + gen.stderr
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        inter = run_cli(["fairseq-interactive", data / "bin", "-s", src, "-t", tgt,
+                         *common], cwd=REPO, stdin="e1 e10 e33 e6\n")
+        outputs[tgt] = [line for line in inter.stdout.splitlines() if line.startswith("H-")]
+        assert len(outputs[tgt]) == 1
+    # the same source, two target language embeddings, two outputs
+    assert outputs["fr"] != outputs["en"]
+
+    # the checkpoint fine-tunes with fairseq's translation task, languages given
+    ft = run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
+                  "--task", "translation", "-s", "en", "-t", "fr",
+                  "--arch", "transformer_mass_tiny", "--language-embeddings", "en,fr",
+                  "--finetune-from-model", ckpt, "--criterion", "cross_entropy",
+                  "--cpu", "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "300",
+                  "--max-update", "2", "--save-dir", tmp_path / "ft",
+                  "--log-format", "simple"], cwd=REPO)
+    assert "loaded checkpoint" in (ft.stdout + ft.stderr).lower()
+    missing = run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
+                       "--task", "translation", "-s", "en", "-t", "fr",
+                       "--arch", "transformer_mass_tiny", "--finetune-from-model", ckpt,
+                       "--cpu", "--optimizer", "adam", "--max-tokens", "300",
+                       "--max-update", "1", "--save-dir", tmp_path / "ft2"],
+                      cwd=REPO, check=False)
+    assert missing.returncode != 0
+    assert "language_embeddings" in missing.stderr or "embed_langs" in missing.stderr
