@@ -23,6 +23,7 @@ LR=${LR:-0.0005}
 WARMUP=${WARMUP:-1000}
 MAX_UPDATE=${MAX_UPDATE:-20000}
 PATIENCE=${PATIENCE:-10}
+LANG_PAIR=${LANG_PAIR:-en-en}    # language embeddings of a cross-lingual checkpoint
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
 source "$(dirname "$0")/common.sh"
@@ -50,6 +51,7 @@ fi
 # shellcheck disable=SC2046,SC2086
 fairseq-train "$XSUM_BIN" --user-dir "$USER_DIR" \
     --task translation -s document -t summary --arch "$ARCH" "${init_args[@]}" \
+    --embedding-lang-pair "$LANG_PAIR" \
     --truncate-source --max-source-positions "$MAX_SOURCE" \
     --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --clip-norm 1.0 \

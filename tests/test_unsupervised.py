@@ -125,6 +125,30 @@ def test_language_embeddings_reach_encoder_and_decoder_including_beam_search(dat
         assert torch.allclose(hypo[0]["positional_scores"][:5], scores[row], atol=1e-4)
 
 
+def test_embedding_lang_pair_for_tasks_whose_suffixes_are_not_languages(data):
+    """Summarization reads .document/.summary files: --embedding-lang-pair
+    says which language embeddings the encoder and the decoder get."""
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    from mass_plugin.models.transformer_mass import TransformerMassModel, transformer_mass_tiny
+    d = load_task(data).dictionary
+    task = SimpleNamespace(source_dictionary=d, target_dictionary=d,
+                           cfg=SimpleNamespace(source_lang="document", target_lang="summary"))
+
+    def build(**extra):
+        args = Namespace(arch="transformer_mass_tiny", language_embeddings="en,fr", **extra)
+        transformer_mass_tiny(args)
+        return TransformerMassModel.build_model(args, task)
+
+    with pytest.raises(ValueError, match="--embedding-lang-pair en-en"):
+        build()
+    model = build(embedding_lang_pair="fr-en")
+    assert (model.encoder.embed_langs.default_src, model.encoder.embed_langs.default_tgt) == (1, 0)
+    with pytest.raises(ValueError, match="--embedding-lang-pair de-en"):
+        build(embedding_lang_pair="de-en")
+
+
 def test_backtranslation_batch_translates_into_the_other_language(data):
     task = load_task(data)
     model = tiny_model(task)
@@ -233,20 +257,23 @@ def test_bleu_validation_then_decoding_and_fine_tuning_in_a_chosen_direction(dat
     # the same source, two target language embeddings, two outputs
     assert outputs["fr"] != outputs["en"]
 
-    # the checkpoint fine-tunes with fairseq's translation task, languages given
-    ft = run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
-                  "--task", "translation", "-s", "en", "-t", "fr",
-                  "--arch", "transformer_mass_tiny", "--language-embeddings", "en,fr",
-                  "--finetune-from-model", ckpt, "--criterion", "cross_entropy",
-                  "--cpu", "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "300",
-                  "--max-update", "2", "--save-dir", tmp_path / "ft",
-                  "--log-format", "simple"], cwd=REPO)
+    # the checkpoint fine-tunes with fairseq's translation task: the language
+    # embeddings come from the checkpoint, -s/-t choose them
+    def finetune(save_dir, *extra, check=True):
+        return run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
+                        "--task", "translation", "-s", "en", "-t", "fr",
+                        "--arch", "transformer_mass_tiny", "--finetune-from-model", ckpt,
+                        "--criterion", "cross_entropy", "--cpu", "--optimizer", "adam",
+                        "--lr", "0.003", "--max-tokens", "300", "--max-update", "2",
+                        "--save-dir", save_dir, "--log-format", "simple", *extra],
+                       cwd=REPO, check=check)
+
+    ft = finetune(tmp_path / "ft")
     assert "loaded checkpoint" in (ft.stdout + ft.stderr).lower()
-    missing = run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin",
-                       "--task", "translation", "-s", "en", "-t", "fr",
-                       "--arch", "transformer_mass_tiny", "--finetune-from-model", ckpt,
-                       "--cpu", "--optimizer", "adam", "--max-tokens", "300",
-                       "--max-update", "1", "--save-dir", tmp_path / "ft2"],
-                      cwd=REPO, check=False)
+    tuned = torch.load(tmp_path / "ft/checkpoint_last.pt")
+    assert tuned["cfg"]["model"].language_embeddings == "en,fr"
+    assert tuned["model"]["encoder.embed_langs.weight"].shape[0] == 2
+    # asking for a model without them cannot load the checkpoint's weights
+    missing = finetune(tmp_path / "ft2", "--language-embeddings", "none", check=False)
     assert missing.returncode != 0
-    assert "language_embeddings" in missing.stderr or "embed_langs" in missing.stderr
+    assert "the checkpoint has language embeddings and this model does not" in missing.stderr

@@ -82,6 +82,15 @@ def check_compatible(model, state_dict) -> None:
         f"{k}: {tuple(v.shape)} in the checkpoint, {tuple(own[k].shape)} here"
         for k, v in state_dict.items() if k in own and v.shape != own[k].shape
     ]
+    langs = [k for k in set(state_dict) ^ set(own) if k.endswith("embed_langs.weight")]
+    if langs:
+        has = "has" if langs[0] in state_dict else "has no"
+        raise IncompatibleCheckpointError(
+            f"the checkpoint {has} language embeddings and this model "
+            f"{'does not' if has == 'has' else 'does'}: leave --language-embeddings out "
+            "(fine-tuning takes the checkpoint's languages), or give the languages it "
+            "was pre-trained with"
+        )
     if differences:
         raise IncompatibleCheckpointError(
             f"the checkpoint was trained with another architecture ({len(differences)} "

@@ -9,6 +9,7 @@ encoder-decoder Transformer (incremental decoding, beam search).
 
 import contextlib
 import logging
+import os
 from typing import Optional
 
 import torch
@@ -244,9 +245,17 @@ class TransformerMassModel(TransformerModel):
             "--language-embeddings", metavar="LANGS", default=None,
             help="comma-separated languages, e.g. 'en,fr': one learned embedding "
             "per language is added to the encoder input (source language) and the "
-            "decoder input (target language). Default: the task's --langs when it "
-            "lists two or more (cross-lingual pre-training, unsupervised_translation); "
-            "give it when fine-tuning such a checkpoint with --task translation",
+            "decoder input (target language); 'none' for no language embeddings. "
+            "Default: the task's --langs when it lists two or more (cross-lingual "
+            "pre-training, unsupervised_translation), else the languages of the "
+            "--finetune-from-model checkpoint, so fine-tuning keeps them",
+        )
+        parser.add_argument(
+            "--embedding-lang-pair", metavar="SRC-TGT", default=None,
+            help="with language embeddings: the languages the encoder and the decoder "
+            "are told when the task's -s/-t are not among them, e.g. 'en-en' for "
+            "summarization with .document/.summary files. Default: the task's -s/-t. "
+            "Ignored by a model without language embeddings",
         )
 
     @classmethod
@@ -256,7 +265,7 @@ class TransformerMassModel(TransformerModel):
             add_mask_symbol(dictionary)
         langs = model_languages(args, task)
         # saved in the checkpoint's configuration: generation rebuilds the same model
-        args.language_embeddings = ",".join(langs) if langs else None
+        args.language_embeddings = ",".join(langs) if langs else "none"
         model = super().build_model(args, task)
         if langs:
             if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
@@ -264,8 +273,9 @@ class TransformerMassModel(TransformerModel):
                                  "(drop --no-token-positional-embeddings)")
             # one table, shared by the encoder and the decoder
             embed_langs = _LanguageEmbedding(langs, model.encoder.embed_tokens.embedding_dim)
-            embed_langs.default_src = _default_lang_id(langs, task, "source_lang")
-            embed_langs.default_tgt = _default_lang_id(langs, task, "target_lang")
+            pair = _embedding_lang_pair(args, langs)
+            embed_langs.default_src = _default_lang_id(langs, task, "source_lang", pair[0])
+            embed_langs.default_tgt = _default_lang_id(langs, task, "target_lang", pair[1])
             model.encoder.embed_langs = model.decoder.embed_langs = embed_langs
         # saved with the weights, so that fine-tuning with a dictionary whose
         # symbols differ is refused instead of silently scrambling embeddings
@@ -332,27 +342,71 @@ class TransformerMassModel(TransformerModel):
 
 def model_languages(args, task):
     """The languages that get an embedding: --language-embeddings, else the
-    task's languages when there are two or more, else none."""
+    task's languages when there are two or more, else those of the
+    --finetune-from-model checkpoint, else none."""
     given = getattr(args, "language_embeddings", None)
+    if given == "none":
+        return []
     if given:
         langs = [lang for lang in given.split(",") if lang]
+    elif len(getattr(task, "langs", None) or []) >= 2:
+        langs = list(task.langs)
     else:
-        langs = list(getattr(task, "langs", None) or [])
+        langs = _checkpoint_languages(getattr(args, "finetune_from_model", None))
     if len(set(langs)) != len(langs):
         raise ValueError(f"--language-embeddings lists a language twice: {given}")
-    return langs if len(langs) >= 2 or given else []
+    if given and len(langs) < 1:
+        raise ValueError(f"--language-embeddings {given!r}: expected e.g. 'en,fr' or 'none'")
+    return langs
 
 
-def _default_lang_id(langs, task, name):
-    """The id of the task's -s/-t language (fairseq's translation task)."""
+def _checkpoint_languages(path):
+    """The language embeddings of the checkpoint fine-tuning starts from."""
+    if not path or not os.path.isfile(path):
+        return []  # fairseq reports a missing --finetune-from-model itself
+    from fairseq import checkpoint_utils
+
+    cfg = checkpoint_utils.load_checkpoint_to_cpu(path).get("cfg") or {}
+    model_cfg = cfg.get("model") if hasattr(cfg, "get") else None
+    if hasattr(model_cfg, "get"):  # an omegaconf DictConfig
+        given = model_cfg.get("language_embeddings", None)
+    else:  # an argparse Namespace, or nothing
+        given = getattr(model_cfg, "language_embeddings", None)
+    if not given or given == "none":
+        return []
+    logger.info(f"language embeddings {given} (from {path})")
+    return [lang for lang in given.split(",") if lang]
+
+
+def _embedding_lang_pair(args, langs):
+    given = getattr(args, "embedding_lang_pair", None)
+    if not given:
+        return None, None
+    pair = given.split("-")
+    if len(pair) != 2 or any(lang not in langs for lang in pair):
+        raise ValueError(
+            f"--embedding-lang-pair {given}: expected SRC-TGT with languages among the "
+            f"model's language embeddings {','.join(langs)}, e.g. {langs[0]}-{langs[0]}"
+        )
+    return pair
+
+
+def _default_lang_id(langs, task, name, override=None):
+    """The id of the task's -s/-t language (fairseq's translation task), or
+    of --embedding-lang-pair's."""
+    if override is not None:
+        return langs.index(override)
     cfg = getattr(task, "cfg", None) or getattr(task, "args", None)
     lang = getattr(cfg, name, None)
     if lang is None:
         return None
     if lang not in langs:
+        flag = "-s" if name == "source_lang" else "-t"
         raise ValueError(
             f"the model has language embeddings for {','.join(langs)}, but the "
-            f"task's {'-s' if name == 'source_lang' else '-t'} is '{lang}'"
+            f"task's {flag} is '{lang}': use {flag} among these languages, or say "
+            "which embeddings to use with --embedding-lang-pair (e.g. "
+            f"--embedding-lang-pair {langs[0]}-{langs[0]})"
         )
     return langs.index(lang)
 
