@@ -49,8 +49,10 @@ def parse_args(argv=None):
     args.langs = [lang for lang in args.langs.split(",") if lang]
     if not args.mono_train and not args.pair:
         parser.error("nothing to binarize: give --mono-train and/or --pair")
-    if args.pair and (not args.train or args.pair.count("-") != 1):
-        parser.error("--pair SRC-TGT needs --train PREFIX (and optionally --valid, --test)")
+    if args.pair and (args.pair.count("-") != 1
+                      or not (args.train or args.valid or args.test)):
+        parser.error("--pair SRC-TGT needs at least one of --train, --valid, --test PREFIX "
+                     "(unsupervised translation binarizes only --valid and --test pairs)")
     return args
 
 
@@ -73,7 +75,7 @@ def training_files(args):
     files = []
     if args.mono_train:
         files += [require(args.mono_train.format(lang=lang)) for lang in args.langs]
-    if args.pair:
+    if args.pair and args.train:
         files += [require(f"{args.train}.{lang}") for lang in args.pair.split("-")]
     return files
 

@@ -105,3 +105,52 @@ def test_low_resource_comparison_runs_both_inits_and_directions_and_resumes(quic
     assert all(re.fullmatch(r"[\d.]+", r.split("\t")[2]) for r in rows[1:])
     again = bash("low_resource_nmt.sh", **variables)
     assert again.count("done, skipping") == 4
+
+
+def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
+    """Two rounds of examples/unsup_nmt_offline.sh from the quickstart's
+    cross-lingual checkpoint: each round trains on the other direction's
+    translations of a new monolingual slice, starting from its previous model."""
+    work, _ = quickstart
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "fr"):  # a 10-sentence test set, subwords and raw text
+        for name, source in (("spm.test", work / f"spm/test.{lang}"),
+                             ("test", REPO / f"examples/data/test.{lang}")):
+            lines = source.read_text().splitlines()[:10]
+            (raw / f"{name}.{lang}").write_text("\n".join(lines) + "\n")
+    subprocess.run(["python", "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+                    "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
+                    "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
+                   cwd=REPO, env=cli_env(), check=True, capture_output=True)
+    out = tmp_path / "offline"
+    variables = dict(DATA_BIN=tmp_path / "bin", MONO_PREFIX=work / "spm/mono",
+                     PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
+                     REFERENCE_PREFIX=raw / "test", WORK_DIR=out, ROUNDS=2, MONO_LINES=30,
+                     MAX_UPDATE=1, MAX_TOKENS=2000, BEAM=1, NUM_GPUS=0,
+                     MODEL_ARGS=_small_model_args())
+    log = bash("unsup_nmt_offline.sh", **variables)
+    rows = [r.split("\t") for r in (out / "results.tsv").read_text().splitlines()]
+    assert rows[0] == ["round", "direction", "BLEU", "chrF", "minutes"]
+    assert sorted((r[0], r[1]) for r in rows[1:]) == [
+        (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
+    assert all(re.fullmatch(r"[\d.]+", r[2]) for r in rows[1:])
+    # round 1 translates with the pre-trained model, round 2 with round 1's
+    assert re.search(r"round 1: translating 30 fr sentences into en with \S+pretrain/", log)
+    assert re.search(r"round 2: translating 30 fr sentences into en with \S+round1/ckpt-fr-en/", log)
+    mono = (work / "spm/mono.fr").read_text().splitlines()
+    for round_, first in ((1, 0), (2, 30)):  # a new slice of the text every round
+        pairs = out / f"round{round_}/gen-fr-en/pairs"
+        real = pairs.with_suffix(".fr").read_text().splitlines()
+        synthetic = pairs.with_suffix(".en").read_text().splitlines()
+        assert len(real) == len(synthetic) > 0
+        assert set(real) <= set(mono[first:first + 30])
+        assert real != synthetic
+    # the en->fr model of round 2 started from round 1's, on round 2's pairs
+    train_log = (out / "round2/train-en-fr.log").read_text()
+    assert "round1/ckpt-en-fr/checkpoint_best.pt" in train_log
+    # finished rounds are kept; an unscored round is scored again, not retrained
+    (out / "results.tsv").write_text("\n".join("\t".join(r) for r in rows if r[0] != "2") + "\n")
+    again = bash("unsup_nmt_offline.sh", **variables)
+    assert "round 1: done, skipping" in again and "translating" not in again
+    assert len((out / "results.tsv").read_text().splitlines()) == 7

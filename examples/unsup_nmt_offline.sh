@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Unsupervised NMT by offline iterative back-translation, from a cross-lingual
+# MASS checkpoint (masked_s2s --langs L1,L2), with no parallel training data.
+#
+# Round 0 scores the checkpoint itself. Round r = 1..ROUNDS:
+#   1. the round r-1 models (round 0: the checkpoint, in both directions)
+#      translate MONO_LINES monolingual sentences of each language with
+#      fairseq-generate (beam GEN_BEAM), a new slice of the text every round;
+#   2. the synthetic pairs (model output as source, real sentence as target)
+#      are binarized with the shared dictionary;
+#   3. each direction is fine-tuned on its pairs (task translation), starting
+#      from its round r-1 model, MAX_UPDATE updates, best checkpoint by
+#      validation loss on the real parallel valid set;
+#   4. each direction translates the real test set, scored with sacreBLEU.
+# Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes).
+# Interrupted? Run the same command again: finished rounds and steps are
+# kept, an interrupted fine-tuning resumes from its checkpoint_last.pt.
+set -euo pipefail
+
+DATA_BIN=${DATA_BIN:?set DATA_BIN to binarize.py output with dict.txt and the valid/test pairs}
+MONO_PREFIX=${MONO_PREFIX:?set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 hold monolingual text split into subwords}
+PRETRAINED=${PRETRAINED:?set PRETRAINED to a cross-lingual MASS checkpoint (masked_s2s --langs L1,L2)}
+REFERENCE_PREFIX=${REFERENCE_PREFIX:?set REFERENCE_PREFIX: REFERENCE_PREFIX.L1 and .L2 are the raw test text}
+L1=${L1:-en}
+L2=${L2:-fr}
+WORK_DIR=${WORK_DIR:-work/unsup-offline}
+ROUNDS=${ROUNDS:-3}
+MONO_LINES=${MONO_LINES:-100000}           # sentences per language and round
+GEN_BEAM=${GEN_BEAM:-1}                    # beam for back-translation
+GEN_BATCH=${GEN_BATCH:-128}
+MAX_UPDATE=${MAX_UPDATE:-2000}             # per round and direction
+MAX_TOKENS=${MAX_TOKENS:-4096}
+TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$MAX_TOKENS}
+LR=${LR:-0.0001}
+WARMUP=${WARMUP:-100}
+TEST_SUBSET=${TEST_SUBSET:-test}
+MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
+
+source "$(dirname "$0")/common.sh"
+here=$(dirname "$0")
+cpu_args=""
+[ "$NUM_GPUS" -eq 0 ] && cpu_args="--cpu"
+for lang in "$L1" "$L2"; do
+    for file in "$MONO_PREFIX.$lang" "$REFERENCE_PREFIX.$lang"; do
+        [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
+    done
+done
+[ -f "$PRETRAINED" ] || { echo "error: PRETRAINED=$PRETRAINED: no such file" >&2; exit 1; }
+[ -f "$DATA_BIN/dict.txt" ] || { echo "error: $DATA_BIN/dict.txt: no such file" >&2; exit 1; }
+mkdir -p "$WORK_DIR"
+results=$WORK_DIR/results.tsv
+[ -f "$results" ] || printf 'round\tdirection\tBLEU\tchrF\tminutes\n' > "$results"
+
+checkpoint() {  # the model of direction $2 after round $1
+    if [ "$1" -eq 0 ]; then echo "$PRETRAINED"
+    else echo "$WORK_DIR/round$1/ckpt-$2/checkpoint_best.pt"; fi
+}
+
+done_already() { grep -q "^$1	$2	" "$results"; }
+
+score() {  # round, src, tgt, data directory with the test pair, minutes so far
+    local round=$1 src=$2 tgt=$3 data=$4 minutes=$5 start=$SECONDS scores
+    scores=$(DATA_BIN=$data CHECKPOINT=$(checkpoint "$round" "$src-$tgt") SRC=$src TGT=$tgt \
+        SUBSET=$TEST_SUBSET REFERENCE=$REFERENCE_PREFIX.$tgt \
+        OUTPUT=$WORK_DIR/round$round.$TEST_SUBSET.$src-$tgt.txt bash "$here/generate.sh")
+    echo "$scores" >&2
+    minutes=$(( minutes + (SECONDS - start + 30) / 60 ))
+    printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" \
+        "$(grep -oP '^\s*BLEU\|\S+ = \K[\d.]+' <<< "$scores")" \
+        "$(grep -oP '^chrF2\|\S+ = \K[\d.]+' <<< "$scores")" "$minutes" >> "$results"
+}
+
+# one slice of MONO_LINES lines per round, wrapping around at the end of the file
+mono_slice() {  # lang, round, output
+    local total
+    total=$(wc -l < "$MONO_PREFIX.$1")
+    awk -v first=$(( ($2 - 1) * MONO_LINES % total )) -v n="$MONO_LINES" -v total="$total" \
+        '{ i = (NR - 1 - first + total) % total } i < n' "$MONO_PREFIX.$1" > "$3"
+}
+
+back_translate() {  # round, model direction src-tgt: writes synthetic tgt for real src
+    local round=$1 src=${2%-*} tgt=${2#*-} dir=$WORK_DIR/round$1/gen-$2
+    [ -f "$dir/pairs.$tgt" ] && return
+    echo "== round $round: translating $MONO_LINES $src sentences into $tgt" \
+         "with $(checkpoint $(( round - 1 )) "$2")"
+    rm -rf "$dir" && mkdir -p "$dir"
+    mono_slice "$src" "$round" "$dir/mono.$src"
+    fairseq-preprocess --only-source -s "$src" -t "$tgt" --srcdict "$DATA_BIN/dict.txt" \
+        --testpref "$dir/mono" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
+    cp "$DATA_BIN/dict.txt" "$dir/bin/dict.$tgt.txt"
+    # shellcheck disable=SC2086
+    fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "$src" -t "$tgt" \
+        --gen-subset test --path "$(checkpoint $(( round - 1 )) "$2")" \
+        --beam "$GEN_BEAM" --batch-size "$GEN_BATCH" --required-batch-size-multiple 1 \
+        --max-len-a 1.3 --max-len-b 5 --skip-invalid-size-inputs-valid-test \
+        $cpu_args > "$dir/generate.log"
+    # id <tab> subword hypothesis; keep non-empty ones, next to their real sentence
+    grep -P '^H-[0-9]+\t' "$dir/generate.log" | sed 's/^H-//' | cut -f1,3 | sort -n -k1,1 \
+        | awk -F '\t' -v real="$dir/mono.$src" -v out="$dir/pairs" -v s="$src" -v t="$tgt" '
+            BEGIN { while ((getline line < real) > 0) text[n++] = line }
+            $2 != "" { print $2 > (out ".tmp." t); print text[$1] > (out ".tmp." s) }'
+    [ -s "$dir/pairs.tmp.$tgt" ] || { echo "error: no translations in $dir/generate.log" >&2; exit 1; }
+    mv "$dir/pairs.tmp.$src" "$dir/pairs.$src"
+    mv "$dir/pairs.tmp.$tgt" "$dir/pairs.$tgt"
+    echo "   $(wc -l < "$dir/pairs.$tgt") synthetic pairs"
+}
+
+train_direction() {  # round, src, tgt
+    local round=$1 src=$2 tgt=$3 dir=$WORK_DIR/round$1 start=$SECONDS
+    # pairs: the src side was generated by the tgt->src model from real tgt text
+    local pairs=$dir/gen-$tgt-$src/pairs data=$dir/bin-$src-$tgt
+    if [ ! -f "$data/dict.txt" ]; then
+        python "$PREP_DIR/binarize.py" --destdir "$data" --dict "$DATA_BIN/dict.txt" \
+            --langs "$src,$tgt" --pair "$src-$tgt" --train "$pairs" --workers 2
+        for name in "$DATA_BIN"/valid.*-*.* "$DATA_BIN/$TEST_SUBSET".*-*.*; do
+            ln -sf "$(realpath "$name")" "$data/"
+        done
+    fi
+    echo "== round $round: fine-tuning $src->$tgt on $(wc -l < "$pairs.$src") synthetic pairs"
+    DATA_BIN=$data PRETRAINED=$(checkpoint $(( round - 1 )) "$src-$tgt") \
+        SAVE_DIR=$dir/ckpt-$src-$tgt SRC=$src TGT=$tgt MAX_TOKENS=$MAX_TOKENS \
+        TOKENS_PER_UPDATE=$TOKENS_PER_UPDATE LR=$LR WARMUP=$WARMUP MAX_UPDATE=$MAX_UPDATE \
+        PATIENCE=1000 EXTRA_ARGS="--language-embeddings $L1,$L2 $MODEL_ARGS" \
+        bash "$here/finetune_nmt.sh" > "$dir/train-$src-$tgt.log"
+    grep -P '\| valid on' "$dir/train-$src-$tgt.log" | tail -n 1 >&2 || true
+    score "$round" "$src" "$tgt" "$data" $(( (SECONDS - start) / 60 + gen_minutes ))
+}
+
+for direction in "$L1-$L2" "$L2-$L1"; do
+    done_already 0 "$direction" || score 0 "${direction%-*}" "${direction#*-}" "$DATA_BIN" 0
+done
+for round in $(seq 1 "$ROUNDS"); do
+    if done_already "$round" "$L1-$L2" && done_already "$round" "$L2-$L1"; then
+        echo "== round $round: done, skipping"
+        continue
+    fi
+    start=$SECONDS
+    back_translate "$round" "$L1-$L2"
+    back_translate "$round" "$L2-$L1"
+    gen_minutes=$(( (SECONDS - start) / 60 / 2 ))  # each direction's share
+    for direction in "$L1-$L2" "$L2-$L1"; do
+        done_already "$round" "$direction" \
+            || train_direction "$round" "${direction%-*}" "${direction#*-}"
+    done
+done
+column -t -s $'\t' "$results"
