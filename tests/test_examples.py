@@ -137,7 +137,8 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     assert all(re.fullmatch(r"[\d.]+", r[2]) for r in rows[1:])
     # round 1 translates with the pre-trained model, round 2 with round 1's
     assert re.search(r"round 1: translating 30 fr sentences into en with \S+pretrain/", log)
-    assert re.search(r"round 2: translating 30 fr sentences into en with \S+round1/ckpt-fr-en/", log)
+    assert re.search(r"round 2: translating 30 fr sentences into en with "
+                     r"\S+round1/ckpt-fr-en/", log)
     mono = (work / "spm/mono.fr").read_text().splitlines()
     for round_, first in ((1, 0), (2, 30)):  # a new slice of the text every round
         pairs = out / f"round{round_}/gen-fr-en/pairs"
