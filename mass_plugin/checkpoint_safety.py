@@ -71,7 +71,8 @@ def unsafe_globals(path) -> list:
         return []
 
 
-def _check_before_loading(path) -> None:
+def check_before_loading(path) -> None:
+    """Refuse an empty, damaged or unsafe checkpoint before unpickling it."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return  # remote paths are fetched and checked by fairseq / torch
     if os.path.getsize(path) == 0:
@@ -96,7 +97,7 @@ def _check_before_loading(path) -> None:
 def _refuse_unsafe(load):
     @functools.wraps(load)
     def load_checkpoint_to_cpu(path, *args, **kwargs):
-        _check_before_loading(path)
+        check_before_loading(path)
         try:
             return load(path, *args, **kwargs)
         except pickle.UnpicklingError as err:

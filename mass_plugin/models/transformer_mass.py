@@ -366,7 +366,14 @@ def _checkpoint_languages(path):
         return []  # fairseq reports a missing --finetune-from-model itself
     from fairseq import checkpoint_utils
 
-    cfg = checkpoint_utils.load_checkpoint_to_cpu(path).get("cfg") or {}
+    from ..checkpoint_safety import check_before_loading
+
+    check_before_loading(path)
+    try:  # only the configuration is needed: the tensors stay on disk
+        state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    except (RuntimeError, ValueError):  # a legacy (non-zip) file cannot be mapped
+        state = checkpoint_utils.load_checkpoint_to_cpu(path)
+    cfg = state.get("cfg") or {"model": state.get("args")}
     model_cfg = cfg.get("model") if hasattr(cfg, "get") else None
     if hasattr(model_cfg, "get"):  # an omegaconf DictConfig
         given = model_cfg.get("language_embeddings", None)
