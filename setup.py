@@ -31,7 +31,7 @@ setup(
         "sacremoses",
         "rouge-score",
     ],
-    extras_require={"test": ["pytest", "ruff"]},
+    extras_require={"test": ["pytest", "pytest-xdist", "ruff"]},
     classifiers=[
         "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",

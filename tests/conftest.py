@@ -19,6 +19,17 @@ REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = Path(mass_plugin.__file__).resolve().parent
 BIN_DIR = Path(sys.executable).parent
 
+# under pytest-xdist the workers share the cores
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    torch.set_num_threads(max(1, (os.cpu_count() or 1)
+                              // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+
+
+def pytest_collection_modifyitems(items):
+    """Start with the recipe runs, the longest file: under pytest-xdist its
+    worker is busy with it while the other workers share the other files."""
+    items.sort(key=lambda item: item.path.name != "test_examples.py")
+
 
 def synthetic_sentences(seed, n, prefix="w", vocab=40, min_len=3, max_len=20):
     """Sentences from a seeded bigram chain: the next word is usually a fixed
