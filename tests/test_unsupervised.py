@@ -68,7 +68,7 @@ def load_task(data, **overrides):
     return UnsupervisedTranslationTask.setup_task(cfg)
 
 
-def tiny_model(task):
+def tiny_model(task, language_spread=3.0):
     from argparse import Namespace
 
     from mass_plugin.models.transformer_mass import TransformerMassModel, transformer_mass_tiny
@@ -78,8 +78,9 @@ def tiny_model(task):
     transformer_mass_tiny(args)
     torch.manual_seed(0)
     model = TransformerMassModel.build_model(args, task)
-    with torch.no_grad():  # make the two languages very different
-        model.encoder.embed_langs.weight.normal_(0, 3.0)
+    if language_spread:
+        with torch.no_grad():  # make the two languages very different
+            model.encoder.embed_langs.weight.normal_(0, language_spread)
     return model.eval()
 
 
@@ -123,6 +124,33 @@ def test_language_embeddings_reach_encoder_and_decoder_including_beam_search(dat
     for row, hypo in enumerate(hypos):
         assert hypo[0]["tokens"][:5].tolist() == expected[row].tolist()
         assert torch.allclose(hypo[0]["positional_scores"][:5], scores[row], atol=1e-4)
+
+
+def test_a_language_weighs_like_a_token_and_older_checkpoints_keep_their_function(data):
+    task = load_task(data)
+    model = tiny_model(task, language_spread=None)
+    scale = model.encoder.embed_scale
+    assert scale > 1  # sqrt(embed_dim)
+    # the language vector added to the input is as large as a scaled token embedding
+    language = model.encoder.embed_langs(torch.tensor([0, 1])).norm(dim=-1).mean()
+    token = (scale * model.encoder.embed_tokens.weight[task.dictionary.nspecial:]).norm(
+        dim=-1).mean()
+    assert 0.5 < float(language / token) < 2
+    # a checkpoint from before the scaling: no version key, vectors added unscaled
+    d = task.dictionary
+    src = torch.stack([d.encode_line("e1 e10 e33 e6", add_if_not_exist=False)] * 2).long()
+    prev = torch.stack([d.encode_line("f2 f7 f9", add_if_not_exist=False)] * 2).long()
+    langs = dict(src_lang_id=torch.tensor([0, 1]), tgt_lang_id=torch.tensor([1, 0]))
+    expected, _ = model(src, None, prev, **langs)
+    old = {k: v.clone() for k, v in model.state_dict().items()
+           if not k.endswith("embed_langs.version")}
+    for side in ("encoder", "decoder"):
+        old[f"{side}.embed_langs.weight"] = scale * old[f"{side}.embed_langs.weight"]
+    torch.manual_seed(1)
+    loaded = tiny_model(task)
+    loaded.load_state_dict(old)
+    assert torch.allclose(loaded(src, None, prev, **langs)[0], expected, atol=1e-5)
+    assert "encoder.embed_langs.version" in loaded.state_dict()
 
 
 def test_embedding_lang_pair_for_tasks_whose_suffixes_are_not_languages(data):

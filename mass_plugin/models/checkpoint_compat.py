@@ -43,6 +43,24 @@ def fit_position_tables(model, state_dict) -> None:
         )
 
 
+def upgrade_language_embeddings(model, state_dict) -> None:
+    """Let a checkpoint from before language embeddings were scaled load.
+
+    Such a checkpoint (no ``embed_langs.version`` key) added its language
+    vectors unscaled; dividing them by the model's scale keeps the function
+    it computed.
+    """
+    for side in ("encoder", "decoder"):
+        module = getattr(getattr(model, side), "embed_langs", None)
+        weight, version = f"{side}.embed_langs.weight", f"{side}.embed_langs.version"
+        if module is None or weight not in state_dict or version in state_dict:
+            continue
+        state_dict[weight] = state_dict[weight] / module.scale
+        state_dict[version] = module.version.clone()
+        logger.info(f"{weight}: scaled by 1/{module.scale:g} (a checkpoint from "
+                    "before language embeddings were scaled like token embeddings)")
+
+
 CHECKSUM_KEY = "dictionary_checksum"
 
 

@@ -30,6 +30,7 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     IncompatibleCheckpointError,
     check_compatible,
     dictionary_checksum,
+    upgrade_language_embeddings,
     fit_position_tables,
 )
 
@@ -84,13 +85,25 @@ class _LanguageEmbedding(nn.Module):
     """One learned vector per language, added to the input embeddings of the
     encoder (source language) and decoder (target language), as in XLM and
     MASS's unsupervised NMT. ``default_src``/``default_tgt`` are the ids used
-    when a batch names no language (fairseq's translation task)."""
+    when a batch names no language (fairseq's translation task).
 
-    def __init__(self, langs, dim):
+    The vector is multiplied by ``scale``, the factor fairseq applies to token
+    embeddings (sqrt(embed_dim) unless --no-scale-embedding), so a language
+    weighs as much as a token in the input. Unscaled it would be about
+    sqrt(embed_dim) times weaker than the tokens and learn that much more
+    slowly: a decoder that barely sees its target language tends to continue
+    in the language of its source, which defeats back-translation."""
+
+    VERSION = 2  # 1: the vector was added unscaled
+
+    def __init__(self, langs, dim, scale=1.0):
         super().__init__()
         self.langs = list(langs)
         self.weight = nn.Parameter(torch.empty(len(self.langs), dim))
         nn.init.normal_(self.weight, mean=0.0, std=dim ** -0.5)
+        self.scale = float(scale)
+        # saved with the weights; checkpoint_compat upgrades checkpoints without it
+        self.register_buffer("version", torch.tensor([float(self.VERSION)]))
         self.default_src = None
         self.default_tgt = None
 
@@ -109,7 +122,7 @@ class _LanguageEmbedding(nn.Module):
         return lang_id.to(device=device, dtype=torch.long)
 
     def forward(self, lang_id):
-        return self.weight.index_select(0, lang_id).unsqueeze(1)
+        return self.scale * self.weight.index_select(0, lang_id).unsqueeze(1)
 
 
 @contextlib.contextmanager
@@ -272,7 +285,8 @@ class TransformerMassModel(TransformerModel):
                 raise ValueError("--language-embeddings needs positional embeddings "
                                  "(drop --no-token-positional-embeddings)")
             # one table, shared by the encoder and the decoder
-            embed_langs = _LanguageEmbedding(langs, model.encoder.embed_tokens.embedding_dim)
+            embed_langs = _LanguageEmbedding(langs, model.encoder.embed_tokens.embedding_dim,
+                                             scale=model.encoder.embed_scale)
             pair = _embedding_lang_pair(args, langs)
             embed_langs.default_src = _default_lang_id(langs, task, "source_lang", pair[0])
             embed_langs.default_tgt = _default_lang_id(langs, task, "target_lang", pair[1])
@@ -298,6 +312,7 @@ class TransformerMassModel(TransformerModel):
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         fit_position_tables(self, state_dict)
+        upgrade_language_embeddings(self, state_dict)
         if hasattr(self, CHECKSUM_KEY) and CHECKSUM_KEY not in state_dict:
             state_dict[CHECKSUM_KEY] = getattr(self, CHECKSUM_KEY)  # older checkpoints
         if strict:
