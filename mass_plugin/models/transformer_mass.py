@@ -30,8 +30,8 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     IncompatibleCheckpointError,
     check_compatible,
     dictionary_checksum,
-    upgrade_language_embeddings,
     fit_position_tables,
+    upgrade_language_embeddings,
 )
 
 logger = logging.getLogger(__name__)
