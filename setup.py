@@ -31,7 +31,11 @@ setup(
         "sacremoses",
         "rouge-score",
     ],
-    extras_require={"test": ["pytest", "pytest-xdist", "ruff"]},
+    extras_require={
+        # examples/analysis.py draws its plot with matplotlib
+        "analysis": ["matplotlib"],
+        "test": ["pytest", "pytest-xdist", "ruff", "matplotlib"],
+    },
     classifiers=[
         "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",

@@ -1,9 +1,9 @@
 """MASS (Masked Sequence to Sequence pre-training) as a fairseq plugin.
 
 Use with ``--user-dir mass_plugin``: importing the package registers the task
-``masked_s2s``, the ``transformer_mass`` architectures and the criterion
-``masked_s2s_loss`` with fairseq, and lets fairseq load checkpoints on
-torch >= 2.6 through an allow-list (see :mod:`mass_plugin.checkpoint_safety`).
+``masked_s2s``, the ``transformer_mass`` architectures and the criteria
+``masked_s2s_loss`` and ``encoder_mlm_loss`` with fairseq, and lets fairseq
+load checkpoints on torch >= 2.6 through an allow-list (see :mod:`mass_plugin.checkpoint_safety`).
 """
 
 from . import checkpoint_safety, criterions, data, models, tasks  # noqa: F401  (registration)

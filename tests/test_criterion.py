@@ -98,3 +98,42 @@ def test_metrics_accept_counts_summed_across_ranks_as_tensors():
     with metrics.aggregate() as agg:
         MaskedS2SLoss.reduce_metrics([summed])
     assert agg.get_smoothed_values()["span_acc"] == pytest.approx(100.0 * CORRECT / 5)
+
+
+def test_encoder_mlm_loss_predicts_masked_tokens_from_the_encoder_alone(mono_data):
+    from conftest import make_task, tiny_model
+    from mass_plugin.criterions.encoder_mlm_loss import EncoderMLMLoss
+
+    data_dir, _, _ = mono_data
+    batches = {}
+    for feed in (False, True):
+        task = make_task(data_dir, mask_mode="discrete", mask_ratio=0.15, feed_unmasked=feed)
+        task.load_dataset("valid")
+        batches[feed] = next(iter(task.get_batch_iterator(
+            task.dataset("valid"), max_tokens=2000).next_epoch_itr(shuffle=False)))
+    model = tiny_model(task)
+    mlm = EncoderMLMLoss(task)
+    sample = batches[False]
+    loss, sample_size, log = mlm(model, sample)
+
+    # by hand: encoder state at each masked position -> shared output projection
+    net = sample["net_input"]
+    states = model.encoder(net["src_tokens"], src_lengths=net["src_lengths"])[
+        "encoder_out"][0].transpose(0, 1)
+    expected, count = 0.0, 0
+    for row in range(states.size(0)):
+        for pos, tgt in zip(net["positions"][row], sample["target"][row]):
+            if pos > 0:
+                logits = states[row, pos - 1] @ model.encoder.embed_tokens.weight.t()
+                expected -= torch.log_softmax(logits.float(), -1)[tgt].item()
+                count += 1
+    assert count == sample_size == sample["ntokens"] > 0
+    assert loss.item() == pytest.approx(expected, rel=1e-4)
+    # the same masked tokens fed with every position (--feed-unmasked): same loss
+    assert mlm(model, batches[True])[0].item() == pytest.approx(loss.item(), rel=1e-5)
+
+    # gradients reach the encoder, not the decoder layers
+    model.zero_grad()
+    loss.backward()
+    assert model.encoder.layers[0].fc1.weight.grad.abs().sum() > 0
+    assert all(p.grad is None for p in model.decoder.layers.parameters())

@@ -155,6 +155,31 @@ def test_discrete_mode_reaches_the_dataset(mono_data):
     assert max(gaps) > 1
 
 
+def test_feed_reaches_the_dataset_and_only_masked_tokens_are_counted(mono_data):
+    data_dir, _, _ = mono_data
+    plain, fed = make_task(data_dir), make_task(data_dir, feed_unmasked=True)
+    for task in (plain, fed):
+        task.load_dataset("train")
+    pad = fed.source_dictionary.pad()
+    plain_batches, fed_batches = batches(plain), batches(fed)
+    assert len(plain_batches) == len(fed_batches)
+    for a, b in zip(plain_batches, fed_batches):
+        assert torch.equal(a["id"], b["id"])
+        assert a["ntokens"] == b["ntokens"] == int(b["target"].ne(pad).sum())
+        # the decoder gets every position of the sentence, not only the span
+        lengths = b["net_input"]["src_lengths"]
+        assert torch.equal((b["net_input"]["positions"] != PAD_POSITION).sum(1), lengths)
+        assert b["target"].size(1) > a["target"].size(1)
+
+
+def test_ratio_zero_predicts_one_token_per_sentence(mono_data):
+    data_dir, _, _ = mono_data
+    task = make_task(data_dir, mask_ratio=0.0)
+    task.load_dataset("train")
+    items = by_id(batches(task)).values()
+    assert len(items) > 10 and all(len(target) == 1 for _, _, target, _ in items)
+
+
 def test_sentences_longer_than_the_model_are_filtered_with_fairseqs_message(mono_data):
     data_dir, _, _ = mono_data
     task = make_task(data_dir, max_source_positions=10, max_target_positions=1024)
@@ -170,7 +195,7 @@ def test_sentences_longer_than_the_model_are_filtered_with_fairseqs_message(mono
 
 
 @pytest.mark.parametrize("overrides,flag", [
-    ({"mask_ratio": 0.0}, "--mask-ratio"),
+    ({"mask_ratio": -0.1}, "--mask-ratio"),
     ({"mask_ratio": 1.5}, "--mask-ratio"),
     ({"random_token_prob": -0.1}, "--random-token-prob"),
     ({"leave_unmasked_prob": 1.2}, "--leave-unmasked-prob"),

@@ -150,6 +150,37 @@ def test_ratio_one_masks_everything_like_a_language_model():
     assert np.array_equal(out.prev_output_tokens, np.append(EOS, tokens[:-1]))
 
 
+@pytest.mark.parametrize("m", [1, 2, 5, 40, 300])
+def test_ratio_zero_masks_exactly_one_token_the_bert_like_end_point(m):
+    assert span_length(m, 0.0) == 1
+    tokens = sentence(m)
+    starts = set()
+    for seed in range(30):
+        out = mask(tokens, seed=seed, mask_ratio=0.0, random_token_prob=0.0,
+                   leave_unmasked_prob=0.0)
+        assert len(out.target) == 1 and (out.source == MASK).sum() == 1
+        starts.add(int(out.positions[0]))
+    assert len(starts) >= min(m, 10)  # anywhere in the sentence
+
+
+@pytest.mark.parametrize("mask_mode", ["span", "discrete"])
+def test_feed_gives_the_decoder_the_whole_sentence_and_predicts_only_the_masked(mask_mode):
+    PAD = 1
+    tokens = sentence(12)
+    for seed in range(20):
+        plain = mask(tokens, seed=seed, mask_mode=mask_mode)
+        fed = mask(tokens, seed=seed, mask_mode=mask_mode, feed_unmasked=True, pad_idx=PAD)
+        # the same draws: the encoder input is the same as without feed
+        assert np.array_equal(fed.source, plain.source)
+        # decoder: every original token, shifted, at every position
+        assert np.array_equal(fed.prev_output_tokens, np.append(EOS, tokens[:-1]))
+        assert fed.positions.tolist() == list(range(1, 13))
+        # targets: the masked tokens where they were, padding elsewhere
+        masked = plain.positions - 1
+        assert np.array_equal(fed.target[masked], tokens[masked])
+        assert (np.delete(fed.target, masked) == PAD).all()
+
+
 @pytest.mark.parametrize("positions", [[3, 4, 5], [0, 1, 2], [5, 3, 4], [0, 2, 1, 3], [2, 7]])
 def test_given_positions_in_any_order_line_up_targets_and_decoder_inputs(positions):
     # contiguous spans take a faster path (slices) than other position sets

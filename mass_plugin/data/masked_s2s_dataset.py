@@ -167,18 +167,20 @@ class MaskedS2SDataset(FairseqDataset):
             return _right_padded([s[key] for s in samples], pad_value)
 
         ids = torch.LongTensor([s["id"] for s in samples])
+        target = merge("target")
         batch = {
             "id": ids,
             "nsentences": len(samples),
-            # the loss is over span tokens only, so they are what we count
-            "ntokens": sum(len(s["target"]) for s in samples),
+            # the loss is over masked tokens only, so they are what we count
+            # (with feed_unmasked the other targets are padding too)
+            "ntokens": int(target.ne(pad).sum()),
             "net_input": {
                 "src_tokens": merge("source"),
                 "src_lengths": torch.LongTensor([len(s["source"]) for s in samples]),
                 "prev_output_tokens": merge("prev_output_tokens"),
                 "positions": merge("positions", PAD_POSITION),
             },
-            "target": merge("target"),
+            "target": target,
         }
         if self.lang_ids is not None:
             batch["net_input"]["src_lang_id"] = torch.from_numpy(self.lang_ids[ids.numpy()])

@@ -13,6 +13,13 @@ by fairseq as the begin-of-sentence symbol, when the span starts the
 sentence) and each decoder step keeps the original position of the token it
 predicts, exactly as a teacher-forced decoder would see that step when
 decoding the whole sentence.
+
+The paper's ablation "feed" (``feed_unmasked=True``) gives the decoder the
+whole sentence instead, so it also sees the tokens the encoder saw; only the
+span is predicted (the other targets are padding)::
+
+    decoder in: </s> x1 x2 x3 x4 x5     target: pad pad x3 x4 x5 pad
+    positions:    1  2  3  4  5  6
 """
 
 import math
@@ -45,6 +52,9 @@ def span_length(num_tokens: int, mask_ratio: float) -> int:
 
     Every sentence, however short, gets at least one masked token: a
     sentence that is only ``</s>`` (an empty line) predicts its ``</s>``.
+    The end points are the paper's special cases: ``mask_ratio=0`` masks one
+    token of every sentence (``k = 1``, BERT-like), ``mask_ratio=1`` all of
+    them (``k = m``, the encoder sees only masks: a language model).
     """
     if num_tokens < 1:
         raise ValueError("a sentence has at least one token (its </s>)")
@@ -94,6 +104,8 @@ def mask_sentence(
     leave_unmasked_prob: float = 0.1,
     span_start: str = "uniform",
     mask_mode: str = "span",
+    feed_unmasked: bool = False,
+    pad_idx: int = 1,
     positions: Optional[np.ndarray] = None,
 ) -> MaskedSentence:
     """Apply the MASS transformation to ``tokens`` (never modified).
@@ -101,7 +113,8 @@ def mask_sentence(
     Args:
         tokens: 1-D int array, the sentence including its final ``</s>``.
         rng: the generator for this item; all random draws come from it.
-        mask_ratio: fraction of the sentence to predict, in (0, 1].
+        mask_ratio: fraction of the sentence to predict, in [0, 1] (0: one
+            token).
         mask_idx: index of ``<mask>``.
         bos_idx: decoder input before the first token (fairseq uses ``</s>``).
         random_token_ids: the ordinary tokens a masked position may be
@@ -112,6 +125,10 @@ def mask_sentence(
             encoder input; the rest become ``<mask>``.
         span_start: ``uniform`` or ``mass`` (see module docstring).
         mask_mode: ``span`` (contiguous, MASS) or ``discrete``.
+        feed_unmasked: the "feed" ablation: the decoder input is the whole
+            sentence (see module docstring); targets outside the masked
+            positions are ``pad_idx``.
+        pad_idx: index of ``<pad>`` (only used with ``feed_unmasked``).
         positions: override the 0-based positions to predict (tests).
     """
     tokens = np.asarray(tokens, dtype=np.int64)
@@ -140,6 +157,16 @@ def mask_sentence(
         replaced[use_random] = random_token_ids[choice]
     if first is None:
         source[span] = replaced
+
+    if feed_unmasked:
+        target = np.full(m, pad_idx, dtype=np.int64)
+        target[span] = tokens[span]
+        return MaskedSentence(
+            source=source,
+            prev_output_tokens=np.concatenate(([bos_idx], tokens[:-1])),
+            target=target,
+            positions=np.arange(1, m + 1),
+        )
 
     # decoder: previous original token of each predicted token, BOS at 0
     if first is not None and first > 0:

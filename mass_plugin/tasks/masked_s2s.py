@@ -34,8 +34,10 @@ class MaskedS2SConfig(FairseqDataclass):
         default=0.5,
         metadata={
             "help": "fraction of each sentence (</s> included) to mask and "
-            "predict, in (0, 1]: the span has max(1, round(m * ratio)) tokens; "
-            "1 makes the encoder see only masks (a language model)"
+            "predict, in [0, 1]: the span has max(1, round(m * ratio)) tokens; "
+            "the end points are the paper's special cases: 0 masks one token "
+            "(k=1, BERT-like), 1 the whole sentence (k=m: the encoder sees "
+            "only masks, a language model)"
         },
     )
     random_token_prob: float = field(
@@ -65,6 +67,14 @@ class MaskedS2SConfig(FairseqDataclass):
         metadata={
             "help": "'span': one contiguous span (MASS); 'discrete': the same "
             "number of tokens at random, not contiguous (the paper's ablation)"
+        },
+    )
+    feed_unmasked: bool = field(
+        default=False,
+        metadata={
+            "help": "the paper's 'feed' ablation: the decoder input is the whole "
+            "sentence, so the decoder also sees the tokens the encoder saw; "
+            "the loss stays on the masked tokens"
         },
     )
     langs: Optional[str] = field(
@@ -104,8 +114,11 @@ class MaskedS2SConfig(FairseqDataclass):
 
 def validate_masking_options(cfg) -> None:
     """Raise ValueError naming the flag when the masking options make no sense."""
-    if not 0.0 < cfg.mask_ratio <= 1.0:
-        raise ValueError(f"--mask-ratio must be in (0, 1], got {cfg.mask_ratio}")
+    if not 0.0 <= cfg.mask_ratio <= 1.0:
+        raise ValueError(
+            f"--mask-ratio must be in [0, 1] (0: one token per sentence, 1: all "
+            f"of it), got {cfg.mask_ratio}"
+        )
     for flag, value in (("--random-token-prob", cfg.random_token_prob),
                         ("--leave-unmasked-prob", cfg.leave_unmasked_prob)):
         if not 0.0 <= value <= 1.0:
@@ -228,6 +241,8 @@ class MaskedS2STask(FairseqTask):
             leave_unmasked_prob=self.cfg.leave_unmasked_prob,
             span_start=str(self.cfg.span_start),
             mask_mode=str(self.cfg.mask_mode),
+            feed_unmasked=self.cfg.feed_unmasked,
+            pad_idx=self.dictionary.pad(),
         )
 
     def filter_indices_by_size(self, indices, dataset, max_positions=None,

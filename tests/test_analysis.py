@@ -1,0 +1,143 @@
+"""examples/analysis.py, shrunken: the k end points and the three baselines,
+a few updates each, on a slice of the bundled data."""
+
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import BIN_DIR, REPO, cli_env
+
+sys.path.insert(0, str(REPO / "examples"))
+import analysis  # noqa: E402
+
+DATA = REPO / "examples" / "data"
+SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm",
+         "--pretrain-updates", "3", "--finetune-updates", "3", "--vocab-size", "300",
+         "--warmup", "2", "--beam", "2"]
+
+
+def run_analysis(raw, work, *extra, check=True):
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "analysis.py"), "--raw-dir", str(raw),
+         "--work-dir", str(work), *SMALL, *extra],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"analysis.py failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("raw")
+    for name, lines in (("mono", 300), ("mono.valid", 40), ("train", 300), ("valid", 40),
+                        ("test", 40)):
+        for lang in ("en", "fr"):
+            text = (DATA / f"{name}.{lang}").read_text(encoding="utf-8").splitlines()
+            (raw / f"{name}.{lang}").write_text("\n".join(text[:lines]) + "\n")
+    work = tmp_path_factory.mktemp("analysis")
+    proc = run_analysis(raw, work)
+    return raw, work, proc.stdout + proc.stderr
+
+
+def rows_of(work):
+    with open(work / "results.csv", newline="") as f:
+        return {row["point"]: row for row in csv.DictReader(f)}
+
+
+def test_every_point_gets_a_row_and_the_plot_is_written(analysed):
+    _, work, log = analysed
+    rows = rows_of(work)
+    assert list(rows) == ["mass_r0.00", "mass_r1.00", "none", "dae", "bert_lm"]
+    for name, row in rows.items():
+        for key in ("finetune_valid_ppl", "bleu", "chrf"):
+            assert math.isfinite(float(row[key])), (name, key)
+        # the masked-span perplexities belong to the MASS points only
+        has_ppl = row["kind"] == "mass"
+        assert bool(row["ppl_span50"]) == has_ppl and bool(row["ppl_own_masking"]) == has_ppl
+        if has_ppl:
+            assert 1 < float(row["ppl_span50"]) < 1000  # a vocabulary of about 300
+    png = (work / "results.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    assert "[5/5] bert_lm: BLEU" in log and "== 5 of 5 points" in log
+    # pre-training trains for the budget; no pre-training for `none`
+    assert not (work / "points" / "none" / "pretrain").exists()
+    assert "loading pretrained model from" not in (work / "points/none/finetune.log").read_text()
+    for name in ("mass_r0.00", "dae"):
+        assert "loading pretrained model from" in (
+            work / "points" / name / "finetune.log").read_text()
+
+
+def test_end_points_mask_one_token_and_every_token(analysed):
+    _, work, _ = analysed
+
+    def epoch_stats(name):
+        log = (work / "points" / name / "pretrain.log").read_text()
+        line = [x for x in log.splitlines() if "| train | epoch" in x][-1]
+        return {k: float(v) for k, v in
+                (pair.strip().split(" ") for pair in line.split("|")[3:])
+                if k in ("wpb", "bsz", "num_updates")}
+
+    one, all_ = epoch_stats("mass_r0.00"), epoch_stats("mass_r1.00")
+    assert one["num_updates"] == all_["num_updates"] == 3
+    # masked_s2s counts predicted tokens: k = 1 predicts one per sentence
+    assert one["wpb"] == pytest.approx(one["bsz"], abs=0.11)
+    # k = m predicts whole sentences (over 10 tokens on average)
+    assert all_["wpb"] > 10 * all_["bsz"]
+
+
+def test_bert_lm_joins_the_masked_lm_encoder_and_the_language_model_decoder(analysed):
+    _, work, _ = analysed
+    from fairseq import checkpoint_utils
+
+    point = work / "points" / "bert_lm"
+    load = checkpoint_utils.load_checkpoint_to_cpu
+    joined = load(str(point / "joined.pt"))["model"]
+    encoder = load(str(point / "encoder" / "checkpoint_last.pt"))["model"]
+    decoder = load(str(point / "decoder" / "checkpoint_last.pt"))["model"]
+    assert "encoder_mlm_loss" in (point / "encoder.log").read_text()
+    name = "encoder.layers.0.fc1.weight"
+    assert torch.equal(joined[name], encoder[name])
+    assert not torch.equal(joined[name], decoder[name])
+    for name in ("decoder.layers.1.self_attn.k_proj.weight", "decoder.embed_tokens.weight"):
+        assert torch.equal(joined[name], decoder[name])
+    # attention over the encoder starts afresh
+    name = "decoder.layers.0.encoder_attn.v_proj.weight"
+    assert not torch.equal(joined[name], decoder[name])
+    assert torch.equal(joined["encoder.embed_tokens.weight"], joined["decoder.embed_tokens.weight"])
+
+
+def test_a_second_run_keeps_finished_points_and_other_settings_are_refused(analysed):
+    raw, work, _ = analysed
+    logs = {p: p.read_text() for p in work.glob("points/*/*.log")}
+    proc = run_analysis(raw, work)
+    assert proc.stdout.count("done before, kept") == 5
+    assert {p: p.read_text() for p in work.glob("points/*/*.log")} == logs
+    proc = run_analysis(raw, work, "--pretrain-updates", "5", check=False)
+    assert proc.returncode != 0
+    assert "pretrain_updates: 3 -> 5" in proc.stderr and "--work-dir" in proc.stderr
+    # --plot-only redraws from the finished points without training
+    (work / "results.png").unlink()
+    run_analysis(raw, work, "--plot-only")
+    assert (work / "results.png").exists()
+    assert json.loads((work / "config.json").read_text())["pretrain_updates"] == 3
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--pair", "en-de"], "--pair en-de"),
+    (["--baselines", "none,gpt"], "unknown gpt"),
+    (["--ratios", "0.5,1.5"], "in \\[0, 1\\]"),
+    (["--ablations", "span"], "unknown span"),
+])
+def test_bad_options_are_named(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        analysis.parse_args(argv)
+    assert re.search(message, capsys.readouterr().err)
