@@ -305,3 +305,42 @@ def test_bleu_validation_then_decoding_and_fine_tuning_in_a_chosen_direction(dat
     missing = finetune(tmp_path / "ft2", "--language-embeddings", "none", check=False)
     assert missing.returncode != 0
     assert "the checkpoint has language embeddings and this model does not" in missing.stderr
+
+
+def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resumes(data, tmp_path):
+    """examples/unsup_nmt_online.sh, shrunken: a 2-update cross-lingual MASS
+    checkpoint, 4 updates of MASS + online back-translation, both directions
+    of the test set scored; a second run keeps everything."""
+    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
+             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
+             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
+             "--max-tokens", "300", "--max-update", "2", "--disable-validation",
+             "--save-dir", tmp_path / "mass", "--num-workers", "0"], cwd=REPO)
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}:{env['PATH']}"
+    env.update(DATA_BIN=str(data / "bin"), REFERENCE_PREFIX=str(data / "test"),
+               PRETRAINED=str(tmp_path / "mass/checkpoint_last.pt"),
+               WORK_DIR=str(tmp_path / "online"), ARCH="transformer_mass_tiny",
+               MAX_UPDATE="4", VALIDATE_EVERY="2", MAX_TOKENS="300", WARMUP="2",
+               LAMBDA_BT="0:0,2:1", BEAM="2", LOG_INTERVAL="1", POST_PROCESS="none", NUM_GPUS="0")
+
+    def recipe():
+        out = subprocess.run(["bash", "examples/unsup_nmt_online.sh"], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+        return out.stdout + out.stderr
+
+    log = recipe()
+    assert "loading pretrained model from" in log and "mass/checkpoint_last.pt" in log
+    assert re.search(r"bt_loss=[\d.]+", log)
+    assert re.search(r"valid on 'valid' subset .*\| bleu_en_fr [\d.]+ \| bleu_fr_en", log)
+    rows = [r.split("\t") for r in (tmp_path / "online/results.tsv").read_text().splitlines()]
+    assert rows[0] == ["direction", "BLEU", "chrF"]
+    assert [r[0] for r in rows[1:]] == ["en-fr", "fr-en"]
+    assert all(re.fullmatch(r"[\d.]+", value) for r in rows[1:] for value in r[1:])
+    references = (data / "test.fr").read_text().splitlines()
+    hypotheses = (tmp_path / "online/test.en-fr.txt").read_text().splitlines()
+    assert len(hypotheses) == len(references)
+    again = recipe()
+    assert again.count("scored already, skipping") == 2
+    assert "== training" not in again and "Translated" not in again
