@@ -247,7 +247,7 @@ class Runner:
             self.args.pretrain_updates, save_dir), "--disable-validation",
             "--skip-invalid-size-inputs-valid-test", *extra]
         self.run(cmd, log, what)
-        (save_dir / "done").touch()
+        finished(save_dir)
 
     def pretrain_point(self, point, pdir):
         mass = ["--task", "masked_s2s", "--criterion", "masked_s2s_loss"]
@@ -333,7 +333,7 @@ class Runner:
             if init is not None:
                 cmd += ["--finetune-from-model", str(init)]
             self.run(cmd, log, "fine-tuning")
-            (save_dir / "done").touch()
+            finished(save_dir)
         valid = re.findall(r"valid on 'valid' subset \| loss [\d.]+ \| nll_loss ([\d.]+)",
                            log.read_text(errors="replace"))
         if not valid:
@@ -390,6 +390,14 @@ class Runner:
               f"{row['finetune_valid_ppl']}, span ppl {row.get('ppl_span50', '-')} "
               f"({row['total_seconds']} s)", flush=True)
         return row
+
+
+def finished(save_dir):
+    """Mark a training as done; its interval checkpoints (kept for resuming)
+    are no longer needed next to checkpoint_last.pt."""
+    for path in save_dir.glob("checkpoint_*_*.pt"):
+        path.unlink()
+    (save_dir / "done").touch()
 
 
 def quiet_logs():

@@ -74,6 +74,9 @@ def test_every_point_gets_a_row_and_the_plot_is_written(analysed):
     for name in ("mass_r0.00", "dae"):
         assert "loading pretrained model from" in (
             work / "points" / name / "finetune.log").read_text()
+    # finished trainings keep checkpoint_last.pt only, not interval copies of it
+    assert (work / "points/dae/pretrain/checkpoint_last.pt").exists()
+    assert not list(work.glob("points/*/*/checkpoint_*_*.pt"))
 
 
 def test_end_points_mask_one_token_and_every_token(analysed):
