@@ -2,6 +2,7 @@
 embeddings, online back-translation batches, two gloo ranks, exact resume,
 BLEU validation and decoding in a chosen direction."""
 
+import json
 import re
 import socket
 import subprocess
@@ -344,3 +345,40 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
     again = recipe()
     assert again.count("scored already, skipping") == 2
     assert "== training" not in again and "Translated" not in again
+
+
+def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(data, tmp_path):
+    """examples/xling_retrieval.py on a 1-update cross-lingual checkpoint.
+    Both sides hold the same text: in the same order every sentence retrieves
+    its own line; in reversed order it retrieves its twin at the mirrored
+    line, so precision at 1 is 0 (an even number of unique lines)."""
+    lines = list(dict.fromkeys((data / "valid.en").read_text().splitlines()))[:16]
+    assert len(lines) == 16
+    for lang in ("en", "fr"):
+        write(tmp_path / f"same.{lang}", lines)
+    write(tmp_path / "rev.en", lines)
+    write(tmp_path / "rev.fr", lines[::-1])
+    run_cli([sys.executable, "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+             "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
+             "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
+    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
+             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
+             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
+             "--max-tokens", "300", "--max-update", "1", "--disable-validation",
+             "--save-dir", tmp_path / "mass", "--num-workers", "0"], cwd=REPO)
+    probe = [sys.executable, "examples/xling_retrieval.py", tmp_path / "bin",
+             "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
+
+    def scores(subset):
+        out = run_cli(probe + ["--subset", subset], cwd=REPO)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    same, rev = scores("valid"), scores("test")
+    assert same["sentences"] == rev["sentences"] == 16 and same["chance"] == 1 / 16
+    for direction in ("en->fr", "fr->en"):
+        assert same[f"{direction} centred"] >= 0.9, same
+        assert rev[f"{direction} centred"] == 0.0, rev
+    missing = run_cli(probe + ["--subset", "train"], cwd=REPO, check=False)
+    assert missing.returncode != 0 and "train.en-fr.en.idx: no such file" in missing.stderr
+    wrong = run_cli(probe[:-3] + ["--langs", "en,de"], cwd=REPO, check=False)
+    assert wrong.returncode != 0 and "en-de" in wrong.stderr
