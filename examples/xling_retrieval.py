@@ -37,6 +37,7 @@ def parse_args(argv=None):
                         help="use the first N pairs only (default: all)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--json", action="store_true", help="print one JSON line")
+    parser.add_argument("--cpu", action="store_true", help="do not use a GPU even if there is one")
     args = parser.parse_args(argv)
     langs = args.langs.split(",")
     if len(langs) != 2 or not all(langs):
@@ -94,6 +95,8 @@ def main(argv=None):
     models, _, task = checkpoint_utils.load_model_ensemble_and_task(
         [args.path], arg_overrides={"data": args.data})
     model = models[0].eval()
+    if torch.cuda.is_available() and not args.cpu:
+        model.cuda()
     dictionary = task.source_dictionary
     embed_langs = getattr(model.encoder, "embed_langs", None)
     if embed_langs is not None:
