@@ -10,6 +10,8 @@ similarity is retrieved, and the other way round. Precision at 1 is the
 share of sentences whose nearest neighbour is their translation; chance is
 1 / N. Unsupervised back-translation bootstraps from such an alignment, so a
 cross-lingual checkpoint with a precision near chance is not ready for it.
+Compare with the same probe on a random-initialised model of the same size:
+shared tokens (numbers, names) alone let it find some translations.
 
 "centred" removes each language's mean representation first. A constant
 offset per language (the language embedding carries one) otherwise hides a
