@@ -57,7 +57,8 @@ def parse_args(argv=None):
 
 
 def sentence_vectors(model, dictionary, dataset, lang_id, batch_size):
-    """Mean encoder state over the tokens (eos included) of every sentence."""
+    """Mean encoder state over the tokens (eos included) of every sentence;
+    ``lang_id`` is None for a model without language embeddings."""
     import torch
     from fairseq.data import data_utils
 
@@ -67,9 +68,7 @@ def sentence_vectors(model, dictionary, dataset, lang_id, batch_size):
         items = [dataset[i] for i in range(start, min(start + batch_size, len(dataset)))]
         tokens = data_utils.collate_tokens(items, dictionary.pad(), left_pad=False).to(device)
         lengths = torch.tensor([len(t) for t in items], device=device)
-        kwargs = {}
-        if getattr(model.encoder, "embed_langs", None) is not None:
-            kwargs = {"src_lang_id": lang_id, "tgt_lang_id": lang_id}
+        kwargs = {} if lang_id is None else {"src_lang_id": lang_id, "tgt_lang_id": lang_id}
         out = model.encoder(tokens, src_lengths=lengths, **kwargs)
         states = out["encoder_out"][0].transpose(0, 1).float()  # B x T x C
         keep = tokens.ne(dictionary.pad()).unsqueeze(-1).to(states)

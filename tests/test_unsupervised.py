@@ -63,6 +63,15 @@ def train_command(data, save_dir, *extra):
             "--log-format", "simple", "--log-interval", "1", *extra]
 
 
+def cross_lingual_mass_checkpoint(data, save_dir, updates):
+    """A few updates of masked_s2s --langs en,fr: save_dir/checkpoint_last.pt."""
+    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
+             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
+             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
+             "--max-tokens", "300", "--max-update", str(updates), "--disable-validation",
+             "--save-dir", save_dir, "--num-workers", "0"], cwd=REPO)
+
+
 def load_task(data, **overrides):
     cfg = UnsupervisedTranslationConfig(data=str(data / "bin"), langs="en,fr", seed=1,
                                         train_subset="train", dataset_impl=None, **overrides)
@@ -312,11 +321,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
     """examples/unsup_nmt_online.sh, shrunken: a 2-update cross-lingual MASS
     checkpoint, 4 updates of MASS + online back-translation, both directions
     of the test set scored; a second run keeps everything."""
-    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
-             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
-             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
-             "--max-tokens", "300", "--max-update", "2", "--disable-validation",
-             "--save-dir", tmp_path / "mass", "--num-workers", "0"], cwd=REPO)
+    cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=2)
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}:{env['PATH']}"
     env.update(DATA_BIN=str(data / "bin"), REFERENCE_PREFIX=str(data / "test"),
@@ -361,11 +366,7 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
     run_cli([sys.executable, "data-prep/binarize.py", "--destdir", tmp_path / "bin",
              "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
              "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
-    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
-             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
-             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
-             "--max-tokens", "300", "--max-update", "1", "--disable-validation",
-             "--save-dir", tmp_path / "mass", "--num-workers", "0"], cwd=REPO)
+    cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
     probe = [sys.executable, "examples/xling_retrieval.py", tmp_path / "bin",
              "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
 
