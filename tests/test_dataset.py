@@ -236,12 +236,53 @@ def test_language_ids_and_temperature_sampling(tmp_path):
     counts = []
     for epoch in (1, 2):
         dataset.set_epoch(epoch)
-        indices = dataset.ordered_indices()
-        counts.append((int((indices < 90).sum()), int((indices >= 90).sum())))
+        sentences = dataset.sentence_index(dataset.ordered_indices())
+        counts.append((int((sentences < 90).sum()), int((sentences >= 90).sum())))
         # French (10 sentences) is drawn 25 times: with replacement
-        assert set(indices[indices >= 90].tolist()) <= set(range(90, 100))
+        assert set(sentences[sentences >= 90].tolist()) <= set(range(90, 100))
     assert counts == [(75, 25), (75, 25)]
     assert not dataset.can_reuse_epoch_itr_across_epochs  # new draws every epoch
     task.load_dataset("valid.fr")  # one language's split knows its language
     valid = task.dataset("valid.fr")
     assert valid.collater([valid[0]])["net_input"]["src_lang_id"].tolist() == [1]
+
+
+def test_each_upsampled_copy_of_a_sentence_gets_its_own_mask(tmp_path):
+    en = synthetic_sentences(40, 90, prefix="e", min_len=12)
+    fr = synthetic_sentences(41, 10, prefix="f", min_len=12)
+    dictionary = build_dictionary(en + fr)
+    dictionary.save(str(tmp_path / "dict.txt"))
+    binarize(en, dictionary, str(tmp_path / "train.en"))
+    binarize(fr, dictionary, str(tmp_path / "train.fr"))
+    task = make_task(tmp_path, langs="en,fr", lang_sampling_alpha=0.5)
+    task.load_dataset("train")
+    dataset = task.dataset("train")
+    dataset.set_epoch(3)
+    slots = dataset.ordered_indices()
+    assert len(set(slots.tolist())) == len(slots) == 100  # no slot twice
+    sentences = dataset.sentence_index(slots)
+    copies = {}
+    for slot, sentence in zip(slots.tolist(), sentences.tolist()):
+        copies.setdefault(sentence, []).append(slot)
+    repeated = [group for group in copies.values() if len(group) >= 3]
+    assert repeated, "25 draws of 10 French sentences repeat some sentence 3 times"
+    for group in repeated:
+        items = [dataset[slot] for slot in group]
+        # the same sentence under every copy ...
+        tokens = dataset.dataset[int(dataset.sentence_index(group[0]))]
+        for item in items:
+            assert torch.equal(item["target"], tokens[item["positions"] - 1])
+        spans = {tuple(item["positions"].tolist()) for item in items}
+        sources = {tuple(item["source"].tolist()) for item in items}
+        # ... but masks of their own (spans of >= 6 of 13+ tokens)
+        assert len(spans) > 1 or len(sources) > 1
+        # each copy's mask is a pure function of (seed, epoch, slot)
+        again = make_task(tmp_path, langs="en,fr", lang_sampling_alpha=0.5)
+        again.load_dataset("train")
+        again.dataset("train").set_epoch(3)
+        for slot, item in zip(group, items):
+            assert torch.equal(again.dataset("train")[slot]["source"], item["source"])
+    batch = dataset.collater([dataset[slot] for slot in repeated[0]])
+    assert batch["net_input"]["src_lang_id"].tolist() == [1] * len(repeated[0])
+    # the first copy of every sentence keeps the sentence's own index
+    assert {min(group) for group in copies.values()} == set(copies)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mass_plugin.data.masking import (
-    choose_masked_positions,
+    choose_masked_offsets,
     mask_sentence,
     span_length,
 )
@@ -29,6 +29,17 @@ def mask(tokens, seed=0, **kwargs):
     (10, 0.15, 2), (7, 0.3, 2), (10, 1.0, 10), (20, 0.01, 1), (4, 0.99, 4),
 ])
 def test_span_length_rounds_half_up_and_stays_within_the_sentence(m, ratio, k):
+    assert span_length(m, ratio) == k
+
+
+@pytest.mark.parametrize("m,ratio,k", [
+    # m * ratio is a half exactly, but the float product falls just below it
+    # (25 * 0.58 = 14.499999999999998, 45 * 0.7 = 31.499999999999996)
+    (25, 0.58, 15), (45, 0.7, 32), (50, 0.29, 15),
+    # a half that floats do hit, and neighbours either side
+    (5, 0.7, 4), (25, 0.57, 14), (45, 0.69, 31),
+])
+def test_span_length_rounds_the_ratio_as_written_not_its_binary_float(m, ratio, k):
     assert span_length(m, ratio) == k
 
 
@@ -102,14 +113,14 @@ def test_same_generator_seed_gives_the_same_sample_and_other_seeds_differ():
 
 def test_uniform_starts_cover_every_valid_start():
     rng = np.random.default_rng(0)
-    starts = [choose_masked_positions(10, 4, rng)[0] for _ in range(2000)]
+    starts = [choose_masked_offsets(10, 4, rng)[0] for _ in range(2000)]
     assert set(starts) == set(range(7))
 
 
 def test_mass_start_rule_puts_20_percent_at_each_end():
     rng = np.random.default_rng(0)
     n, m, k = 20000, 20, 10
-    starts = np.array([choose_masked_positions(m, k, rng, span_start="mass")[0]
+    starts = np.array([choose_masked_offsets(m, k, rng, span_start="mass")[0]
                        for _ in range(n)])
     # 20% forced at each end plus the uniform 60% spread over 11 starts
     expected_end = 0.2 + 0.6 / (m - k + 1)
@@ -181,12 +192,12 @@ def test_feed_gives_the_decoder_the_whole_sentence_and_predicts_only_the_masked(
         assert (np.delete(fed.target, masked) == PAD).all()
 
 
-@pytest.mark.parametrize("positions", [[3, 4, 5], [0, 1, 2], [5, 3, 4], [0, 2, 1, 3], [2, 7]])
-def test_given_positions_in_any_order_line_up_targets_and_decoder_inputs(positions):
-    # contiguous spans take a faster path (slices) than other position sets
+@pytest.mark.parametrize("offsets", [[3, 4, 5], [0, 1, 2], [5, 3, 4], [0, 2, 1, 3], [2, 7]])
+def test_given_offsets_in_any_order_line_up_targets_and_decoder_inputs(offsets):
+    # contiguous spans take a faster path (slices) than other offset sets
     tokens = sentence(10)
-    pos = np.array(positions)
-    out = mask(tokens, positions=pos, random_token_prob=0.0, leave_unmasked_prob=0.0)
+    pos = np.array(offsets)
+    out = mask(tokens, offsets=pos, random_token_prob=0.0, leave_unmasked_prob=0.0)
     assert np.array_equal(out.target, tokens[pos])
     assert np.array_equal(out.positions, pos + 1)
     assert np.array_equal(out.prev_output_tokens,

@@ -29,6 +29,19 @@ def ordinary_token_ids(dictionary, exclude=()) -> np.ndarray:
 _UINT64 = (1 << 64) - 1
 
 
+def copy_numbers(indices) -> np.ndarray:
+    """For each entry, how many times its value came earlier in ``indices``:
+    ``[4, 2, 4, 4]`` gives ``[0, 0, 1, 2]``."""
+    indices = np.asarray(indices)
+    order = np.argsort(indices, kind="stable")
+    ranked = indices[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    run_start = np.repeat(starts, np.diff(np.r_[starts, len(ranked)]))
+    copies = np.empty(len(indices), dtype=np.int64)
+    copies[order] = np.arange(len(ranked)) - run_start
+    return copies
+
+
 def _right_padded(rows, pad_value) -> torch.Tensor:
     """1-D int64 tensors as one right-padded 2-D tensor; what fairseq's
     ``collate_tokens`` does for this case, a few times faster (numpy rows)."""
@@ -80,6 +93,12 @@ class MaskedS2SDataset(FairseqDataset):
     generator seeded by ``(seed, e, i)``, so it is the same whatever the
     number of data-loader workers or GPUs; with ``deterministic=True`` (the
     validation sets) every epoch uses epoch 0's masks.
+
+    When an epoch draws a sentence more than once (``lang_sample_sizes``),
+    the ``c``-th copy of sentence ``i`` is the slot ``i + c * len(dataset)``:
+    :meth:`ordered_indices` returns slots, every method that takes an index
+    takes a slot, and each copy gets its own mask from ``(seed, e, slot)``.
+    The first copy's slot is ``i`` itself.
 
     Args:
         dataset: sentences as 1-D LongTensors ending with ``</s>``.
@@ -135,10 +154,14 @@ class MaskedS2SDataset(FairseqDataset):
     def __len__(self):
         return len(self.dataset)
 
+    def sentence_index(self, slot):
+        """The sentence behind a slot (an int or an array of them)."""
+        return slot % len(self.dataset)
+
     def __getitem__(self, index):
         epoch = 0 if self.deterministic else self.epoch
         rng = _GENERATORS.get(self.seed, epoch, int(index))
-        tokens = self.dataset[index]
+        tokens = self.dataset[self.sentence_index(int(index))]
         masked = mask_sentence(
             tokens.numpy(),
             rng,
@@ -167,6 +190,7 @@ class MaskedS2SDataset(FairseqDataset):
             return _right_padded([s[key] for s in samples], pad_value)
 
         ids = torch.LongTensor([s["id"] for s in samples])
+        sentence_ids = self.sentence_index(ids.numpy())
         target = merge("target")
         batch = {
             "id": ids,
@@ -183,7 +207,7 @@ class MaskedS2SDataset(FairseqDataset):
             "target": target,
         }
         if self.lang_ids is not None:
-            batch["net_input"]["src_lang_id"] = torch.from_numpy(self.lang_ids[ids.numpy()])
+            batch["net_input"]["src_lang_id"] = torch.from_numpy(self.lang_ids[sentence_ids])
         if self.return_raw:
             batch["raw"] = {
                 "src_tokens": merge("raw"),
@@ -194,23 +218,24 @@ class MaskedS2SDataset(FairseqDataset):
         return batch
 
     def num_tokens(self, index):
-        return self.sizes[index]
+        return self.sizes[self.sentence_index(index)]
 
     def num_tokens_vec(self, indices):
-        return self.sizes[indices]
+        return self.sizes[self.sentence_index(indices)]
 
     def size(self, index):
         # the decoder uses positions up to the sentence length, so both the
         # source and the target limits apply to it
-        return (self.sizes[index], self.sizes[index])
+        size = self.sizes[self.sentence_index(index)]
+        return (size, size)
 
     def filter_indices_by_size(self, indices, max_sizes):
         if isinstance(max_sizes, (int, float)):
             limit = max_sizes
         else:
             limit = min(size for size in max_sizes if size is not None)
-        too_long = self.sizes[indices] > limit
-        return indices[~too_long], indices[too_long].tolist()
+        too_long = self.num_tokens_vec(indices) > limit
+        return indices[~too_long], self.sentence_index(indices[too_long]).tolist()
 
     @property
     def can_reuse_epoch_itr_across_epochs(self):
@@ -220,25 +245,27 @@ class MaskedS2SDataset(FairseqDataset):
     def ordered_indices(self):
         # fairseq calls this inside data_utils.numpy_seed(seed + epoch)
         if self.lang_sample_sizes:
-            order = self._resampled_indices()
+            order = self._resampled_slots()
         elif self.shuffle:
             order = np.random.permutation(len(self))
         else:
             order = np.arange(len(self))
-        return order[np.argsort(self.sizes[order], kind="mergesort")]
+        return order[np.argsort(self.num_tokens_vec(order), kind="mergesort")]
 
-    def _resampled_indices(self):
+    def _resampled_slots(self):
         rng = np.random.default_rng((self.seed, self.epoch, 0x1A96))
         chosen = []
         for lang_id, count in sorted(self.lang_sample_sizes.items()):
             pool = np.flatnonzero(self.lang_ids == lang_id)
             chosen.append(rng.choice(pool, size=count, replace=count > len(pool)))
         order = np.concatenate(chosen)
-        return rng.permutation(order) if self.shuffle else order
+        if self.shuffle:
+            order = rng.permutation(order)
+        return order + copy_numbers(order) * len(self.dataset)
 
     @property
     def supports_prefetch(self):
         return getattr(self.dataset, "supports_prefetch", False)
 
     def prefetch(self, indices):
-        self.dataset.prefetch(indices)
+        self.dataset.prefetch(np.unique(self.sentence_index(np.asarray(indices))))

@@ -22,8 +22,9 @@ span is predicted (the other targets are padding)::
     positions:    1  2  3  4  5  6
 """
 
-import math
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -37,6 +38,12 @@ _MASS_START_FIRST = 0.2
 _MASS_START_LAST = 0.2
 
 
+# Three kinds of position appear below, named apart:
+#   offsets     0-based indices into the sentence of the tokens to predict;
+#   positions   1-based sentence positions, what the model's position
+#               embeddings are given (``offsets + 1``); padding is 0.
+
+
 @dataclass
 class MaskedSentence:
     """One sentence after the MASS transformation (1-D int64 arrays)."""
@@ -44,21 +51,34 @@ class MaskedSentence:
     source: np.ndarray  # encoder input, length m
     prev_output_tokens: np.ndarray  # decoder input, length k
     target: np.ndarray  # decoder target, length k
-    positions: np.ndarray  # 1-based original positions of the targets, length k
+    positions: np.ndarray  # 1-based sentence positions of the targets, length k
+
+
+@lru_cache(maxsize=64)
+def _exact_ratio(mask_ratio: float) -> Fraction:
+    """The ratio as it was written: 0.58 is 29/50, not the binary float
+    0.57999999999999996 (which would round ``25 * 0.58 = 14.5`` down)."""
+    return Fraction(repr(float(mask_ratio)))
 
 
 def span_length(num_tokens: int, mask_ratio: float) -> int:
     """``k = max(1, round(m * mask_ratio))``, rounding halves up, capped at ``m``.
 
-    Every sentence, however short, gets at least one masked token: a
-    sentence that is only ``</s>`` (an empty line) predicts its ``</s>``.
-    The end points are the paper's special cases: ``mask_ratio=0`` masks one
-    token of every sentence (``k = 1``, BERT-like), ``mask_ratio=1`` all of
-    them (``k = m``, the encoder sees only masks: a language model).
+    The product is computed exactly on the ratio's decimal value, so that
+    ``m * ratio`` landing on a half (25 tokens at 0.58, 45 at 0.7) rounds up
+    as the rule says. Every sentence, however short, gets at least one
+    masked token: a sentence that is only ``</s>`` (an empty line) predicts
+    its ``</s>``. The end points are the paper's special cases:
+    ``mask_ratio=0`` masks one token of every sentence (``k = 1``,
+    BERT-like), ``mask_ratio=1`` all of them (``k = m``: the decoder is a
+    language model; the encoder input follows the mask / random / keep split
+    like any span, see :func:`mask_sentence`).
     """
     if num_tokens < 1:
         raise ValueError("a sentence has at least one token (its </s>)")
-    k = math.floor(num_tokens * mask_ratio + 0.5)
+    ratio = _exact_ratio(mask_ratio)
+    # floor(m * p / q + 1/2) in integers
+    k = (2 * num_tokens * ratio.numerator + ratio.denominator) // (2 * ratio.denominator)
     return min(num_tokens, max(1, k))
 
 
@@ -67,14 +87,14 @@ def _uniform_int(rng: np.random.Generator, n: int) -> int:
     return min(n - 1, int(rng.random() * n))
 
 
-def choose_masked_positions(
+def choose_masked_offsets(
     num_tokens: int,
     k: int,
     rng: np.random.Generator,
     span_start: str = "uniform",
     mask_mode: str = "span",
 ) -> np.ndarray:
-    """0-based, increasing positions of the ``k`` tokens to predict."""
+    """0-based, increasing offsets of the ``k`` tokens to predict."""
     if mask_mode == "discrete":
         # the paper's ablation: k tokens anywhere, not one contiguous span
         return np.sort(rng.choice(num_tokens, size=k, replace=False))
@@ -106,7 +126,7 @@ def mask_sentence(
     mask_mode: str = "span",
     feed_unmasked: bool = False,
     pad_idx: int = 1,
-    positions: Optional[np.ndarray] = None,
+    offsets: Optional[np.ndarray] = None,
 ) -> MaskedSentence:
     """Apply the MASS transformation to ``tokens`` (never modified).
 
@@ -129,21 +149,22 @@ def mask_sentence(
             sentence (see module docstring); targets outside the masked
             positions are ``pad_idx``.
         pad_idx: index of ``<pad>`` (only used with ``feed_unmasked``).
-        positions: override the 0-based positions to predict (tests).
+        offsets: the 0-based offsets of the tokens to predict, instead of
+            drawing them (tests).
     """
     tokens = np.asarray(tokens, dtype=np.int64)
     m = len(tokens)
-    if positions is None:
+    if offsets is None:
         k = span_length(m, mask_ratio)
-        positions = choose_masked_positions(m, k, rng, span_start, mask_mode)
-    positions = np.asarray(positions, dtype=np.int64)
-    k = len(positions)
+        offsets = choose_masked_offsets(m, k, rng, span_start, mask_mode)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    k = len(offsets)
     # a contiguous span is handled with slices (views), anything else by index
-    if k and bool(np.all(np.diff(positions) == 1)):
-        first = int(positions[0])
+    if k and bool(np.all(np.diff(offsets) == 1)):
+        first = int(offsets[0])
         span = slice(first, first + k)
     else:
-        first, span = None, positions
+        first, span = None, offsets
 
     # encoder input: BERT's mask / random / keep split over the chosen tokens
     source = tokens.copy()
@@ -172,7 +193,7 @@ def mask_sentence(
     if first is not None and first > 0:
         prev_output_tokens = tokens[first - 1:first + k - 1].copy()
     else:
-        previous = positions - 1
+        previous = offsets - 1
         prev_output_tokens = np.where(
             previous >= 0, tokens[np.maximum(previous, 0)], bos_idx
         )
@@ -180,5 +201,5 @@ def mask_sentence(
         source=source,
         prev_output_tokens=prev_output_tokens,
         target=tokens[span].copy(),
-        positions=positions + 1,
+        positions=offsets + 1,
     )

@@ -36,8 +36,12 @@ class MaskedS2SConfig(FairseqDataclass):
             "help": "fraction of each sentence (</s> included) to mask and "
             "predict, in [0, 1]: the span has max(1, round(m * ratio)) tokens; "
             "the end points are the paper's special cases: 0 masks one token "
-            "(k=1, BERT-like), 1 the whole sentence (k=m: the encoder sees "
-            "only masks, a language model)"
+            "(k=1, BERT-like), 1 the whole sentence (k=m: the decoder predicts "
+            "every token, a language model). Masked positions follow "
+            "--random-token-prob / --leave-unmasked-prob also at 1, so by default "
+            "the encoder still sees about 10%% of the tokens unchanged and 10%% "
+            "replaced at random; add --random-token-prob 0 --leave-unmasked-prob 0 "
+            "for an encoder input of masks only"
         },
     )
     random_token_prob: float = field(
