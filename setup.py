@@ -34,7 +34,9 @@ setup(
     extras_require={
         # examples/analysis.py draws its plot with matplotlib
         "analysis": ["matplotlib"],
-        "test": ["pytest", "pytest-xdist", "ruff", "matplotlib"],
+        # iopath: fairseq resolves remote checkpoint paths through it; the
+        # safety tests register a handler to load from a remote-style path
+        "test": ["pytest", "pytest-xdist", "ruff", "matplotlib", "iopath"],
     },
     classifiers=[
         "Programming Language :: Python :: 3.10",
