@@ -27,6 +27,8 @@ import tempfile
 
 from textio import InputError, run_main
 
+from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
@@ -124,6 +126,17 @@ def binarize_pairs(args, dictionary, work):
             os.replace(os.path.join(out, name), os.path.join(args.destdir, name))
 
 
+def check_outputs(destdir):
+    """Every .bin in ``destdir`` has the size its .idx describes."""
+    for name in sorted(os.listdir(destdir)):
+        if name.endswith(".idx"):
+            try:
+                check_binarized(os.path.join(destdir, name[:-4]),
+                                rebuild="run this command again (is the disk full?)")
+            except BinarizedDataError as err:
+                raise InputError(str(err)) from err
+
+
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.destdir, exist_ok=True)
@@ -136,6 +149,7 @@ def main(argv=None):
             binarize_mono(args, dictionary, work)
         if args.pair:
             binarize_pairs(args, dictionary, work)
+        check_outputs(args.destdir)
         # written last, each by rename: an interrupted run leaves no dictionary,
         # so the directory is never mistaken for a finished one
         for name in ["dict.txt"] + [f"dict.{lang}.txt" for lang in args.langs]:

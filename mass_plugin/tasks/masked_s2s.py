@@ -13,6 +13,7 @@ from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
 
+from ..data.binarized_files import check_binarized
 from ..data.masked_s2s_dataset import MaskedS2SDataset
 from ..data.masking import MASK_MODES, SPAN_STARTS
 from ..models.transformer_mass import add_mask_symbol
@@ -182,6 +183,10 @@ class MaskedS2STask(FairseqTask):
         return cls(cfg, dictionary)
 
     def _load_sentences(self, split_path, combine):
+        check_binarized(split_path, rebuild=(
+            "binarize the text again with fairseq-preprocess --only-source "
+            f"--srcdict DICT --destdir {os.path.dirname(split_path)} ..., or with "
+            "data-prep/binarize.py --langs ... --dict DICT, which writes SPLIT.LANG"))
         return data_utils.load_indexed_dataset(
             split_path, self.dictionary, self.cfg.dataset_impl, combine=combine
         )

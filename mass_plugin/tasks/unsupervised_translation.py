@@ -43,6 +43,7 @@ from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, register_task
 from fairseq.tasks.online_backtranslation import PiecewiseLinearFn
 
+from ..data.binarized_files import check_binarized
 from ..data.masked_s2s_dataset import MaskedS2SDataset
 from .masked_s2s import MaskedS2SConfig, MaskedS2STask
 
@@ -191,6 +192,11 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         data_path = utils.split_paths(self.cfg.data)[0]
         for pair in (f"{src}-{tgt}", f"{tgt}-{src}"):
             prefix = os.path.join(data_path, f"{split}.{pair}.")
+            for lang in (src, tgt):
+                check_binarized(prefix + lang, rebuild=(
+                    f"data-prep/binarize.py --langs {','.join(self.langs)} --pair {pair} "
+                    f"--{split} RAW_PREFIX --dict {data_path}/dict.txt "
+                    f"--destdir {data_path}"))
             src_data = data_utils.load_indexed_dataset(
                 prefix + src, self.dictionary, self.cfg.dataset_impl)
             tgt_data = data_utils.load_indexed_dataset(
