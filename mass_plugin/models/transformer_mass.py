@@ -7,14 +7,9 @@ it predicts; in fine-tuning and generation the model is fairseq's ordinary
 encoder-decoder Transformer (incremental decoding, beam search).
 """
 
-import contextlib
-import logging
-import os
 from typing import Optional
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
     TransformerConfig,
@@ -23,7 +18,6 @@ from fairseq.models.transformer import (
     TransformerModel,
     base_architecture,
 )
-from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
 
 from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: API)
     CHECKSUM_KEY,
@@ -33,8 +27,8 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     fit_position_tables,
     upgrade_language_embeddings,
 )
-
-logger = logging.getLogger(__name__)
+from .language_embeddings import build_language_embedding, model_languages
+from .position_hooks import hook_state, prepare_position_hook
 
 MASK_SYMBOL = "<mask>"
 
@@ -44,100 +38,6 @@ def add_mask_symbol(dictionary) -> int:
     if MASK_SYMBOL in dictionary.indices:
         return dictionary.index(MASK_SYMBOL)
     return dictionary.add_symbol(MASK_SYMBOL)
-
-
-def _position_hook(module, inputs, output):
-    """Forward hook on the encoder's and decoder's position embedding.
-
-    Two things can be set on the module (and are, only for the duration of
-    one forward call, so copies of the model stay independent):
-
-    * ``mass_positions``: while :class:`TransformerMassDecoder` runs a MASS
-      span, the span's fairseq position ids; their embedding replaces the
-      one fairseq computed from the (span-only) input;
-    * ``mass_language``: a B x 1 x C language embedding, added to every
-      position (fairseq adds this output to the scaled token embedding).
-    """
-    positions = getattr(module, "mass_positions", None)
-    if positions is not None:
-        if isinstance(module, LearnedPositionalEmbedding):
-            output = F.embedding(positions, module.weight, module.padding_idx)
-        elif isinstance(module, SinusoidalPositionalEmbedding):
-            # B x T -> (B*T) -> B x T x C
-            flat = module.weights.index_select(0, positions.reshape(-1))
-            output = flat.view(*positions.shape, -1).to(output).detach()
-        else:
-            raise TypeError(f"unsupported positional embedding {type(module).__name__}")
-    language = getattr(module, "mass_language", None)
-    if language is not None:
-        output = output + language.to(output)
-    return output
-
-
-def _prepare_position_hook(embed_positions):
-    if embed_positions is not None:
-        embed_positions.mass_positions = None
-        embed_positions.mass_language = None
-        embed_positions.register_forward_hook(_position_hook)
-
-
-class _LanguageEmbedding(nn.Module):
-    """One learned vector per language, added to the input embeddings of the
-    encoder (source language) and decoder (target language), as in XLM and
-    MASS's unsupervised NMT. ``default_src``/``default_tgt`` are the ids used
-    when a batch names no language (fairseq's translation task).
-
-    The vector is multiplied by ``scale``, the factor fairseq applies to token
-    embeddings (sqrt(embed_dim) unless --no-scale-embedding), so a language
-    weighs as much as a token in the input. Unscaled it would be about
-    sqrt(embed_dim) times weaker than the tokens and learn that much more
-    slowly: a decoder that barely sees its target language tends to continue
-    in the language of its source, which defeats back-translation."""
-
-    VERSION = 2  # 1: the vector was added unscaled
-
-    def __init__(self, langs, dim, scale=1.0):
-        super().__init__()
-        self.langs = list(langs)
-        self.weight = nn.Parameter(torch.empty(len(self.langs), dim))
-        nn.init.normal_(self.weight, mean=0.0, std=dim ** -0.5)
-        self.scale = float(scale)
-        # saved with the weights; checkpoint_compat upgrades checkpoints without it
-        self.register_buffer("version", torch.tensor([float(self.VERSION)]))
-        self.default_src = None
-        self.default_tgt = None
-
-    def ids(self, lang_id, default, batch_size, device, role):
-        if lang_id is None:
-            if default is None:
-                raise ValueError(
-                    f"this model has language embeddings ({','.join(self.langs)}) but "
-                    f"the batch does not say its {role} language: use --task "
-                    "unsupervised_translation or masked_s2s --langs, or --task "
-                    "translation with -s/-t among these languages"
-                )
-            lang_id = default
-        if not torch.is_tensor(lang_id):
-            lang_id = torch.full((batch_size,), int(lang_id), dtype=torch.long)
-        return lang_id.to(device=device, dtype=torch.long)
-
-    def forward(self, lang_id):
-        return self.scale * self.weight.index_select(0, lang_id).unsqueeze(1)
-
-
-@contextlib.contextmanager
-def _hook_state(embed_positions, **state):
-    """Set hook state on the position embedding for one forward call."""
-    if embed_positions is None:
-        yield
-        return
-    for name, value in state.items():
-        setattr(embed_positions, name, value)
-    try:
-        yield
-    finally:
-        for name in state:
-            setattr(embed_positions, name, None)
 
 
 class TransformerMassEncoder(TransformerEncoderBase):
@@ -151,7 +51,7 @@ class TransformerMassEncoder(TransformerEncoderBase):
     def __init__(self, cfg, dictionary, embed_tokens):
         super().__init__(cfg, dictionary, embed_tokens)
         self.embed_langs = None  # set by TransformerMassModel.build_model
-        _prepare_position_hook(self.embed_positions)
+        prepare_position_hook(self.embed_positions)
 
     def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
                 return_all_hiddens: bool = False, token_embeddings=None,
@@ -168,7 +68,7 @@ class TransformerMassEncoder(TransformerEncoderBase):
         else:
             tgt = src if tgt_lang_id is None else self.embed_langs.ids(
                 tgt_lang_id, None, batch, device, "target")
-        with _hook_state(self.embed_positions, mass_language=self.embed_langs(src)):
+        with hook_state(self.embed_positions, mass_language=self.embed_langs(src)):
             out = super().forward(src_tokens, src_lengths, return_all_hiddens,
                                   token_embeddings)
         out["tgt_lang_id"] = [tgt]
@@ -192,7 +92,7 @@ class TransformerMassDecoder(TransformerDecoderBase):
     def __init__(self, cfg, dictionary, embed_tokens, no_encoder_attn=False):
         super().__init__(cfg, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
         self.embed_langs = None  # set by TransformerMassModel.build_model
-        _prepare_position_hook(self.embed_positions)
+        prepare_position_hook(self.embed_positions)
 
     def forward(self, prev_output_tokens, encoder_out=None, incremental_state=None,
                 positions=None, **kwargs):
@@ -209,7 +109,7 @@ class TransformerMassDecoder(TransformerDecoderBase):
             # fairseq numbers positions from padding_idx + 1, and id padding_idx
             # (an all-zero embedding) marks padding: 1-based t -> padding_idx + t
             state["mass_positions"] = positions + self.padding_idx
-        with _hook_state(self.embed_positions, **state):
+        with hook_state(self.embed_positions, **state):
             return super().forward(prev_output_tokens, encoder_out=encoder_out,
                                    incremental_state=incremental_state, **kwargs)
 
@@ -285,11 +185,9 @@ class TransformerMassModel(TransformerModel):
                 raise ValueError("--language-embeddings needs positional embeddings "
                                  "(drop --no-token-positional-embeddings)")
             # one table, shared by the encoder and the decoder
-            embed_langs = _LanguageEmbedding(langs, model.encoder.embed_tokens.embedding_dim,
-                                             scale=model.encoder.embed_scale)
-            pair = _embedding_lang_pair(args, langs)
-            embed_langs.default_src = _default_lang_id(langs, task, "source_lang", pair[0])
-            embed_langs.default_tgt = _default_lang_id(langs, task, "target_lang", pair[1])
+            embed_langs = build_language_embedding(
+                args, task, langs, model.encoder.embed_tokens.embedding_dim,
+                scale=model.encoder.embed_scale)
             model.encoder.embed_langs = model.decoder.embed_langs = embed_langs
         # saved with the weights, so that fine-tuning with a dictionary whose
         # symbols differ is refused instead of silently scrambling embeddings
@@ -353,84 +251,6 @@ class TransformerMassModel(TransformerModel):
             src_lengths=src_lengths,
             return_all_hiddens=return_all_hiddens,
         )
-
-
-def model_languages(args, task):
-    """The languages that get an embedding: --language-embeddings, else the
-    task's languages when there are two or more, else those of the
-    --finetune-from-model checkpoint, else none."""
-    given = getattr(args, "language_embeddings", None)
-    if given == "none":
-        return []
-    if given:
-        langs = [lang for lang in given.split(",") if lang]
-    elif len(getattr(task, "langs", None) or []) >= 2:
-        langs = list(task.langs)
-    else:
-        langs = _checkpoint_languages(getattr(args, "finetune_from_model", None))
-    if len(set(langs)) != len(langs):
-        raise ValueError(f"--language-embeddings lists a language twice: {given}")
-    if given and len(langs) < 1:
-        raise ValueError(f"--language-embeddings {given!r}: expected e.g. 'en,fr' or 'none'")
-    return langs
-
-
-def _checkpoint_languages(path):
-    """The language embeddings of the checkpoint fine-tuning starts from."""
-    if not path or not os.path.isfile(path):
-        return []  # fairseq reports a missing --finetune-from-model itself
-    from fairseq import checkpoint_utils
-
-    from ..checkpoint_safety import check_before_loading
-
-    check_before_loading(path)
-    try:  # only the configuration is needed: the tensors stay on disk
-        state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
-    except (RuntimeError, ValueError):  # a legacy (non-zip) file cannot be mapped
-        state = checkpoint_utils.load_checkpoint_to_cpu(path)
-    cfg = state.get("cfg") or {"model": state.get("args")}
-    model_cfg = cfg.get("model") if hasattr(cfg, "get") else None
-    if hasattr(model_cfg, "get"):  # an omegaconf DictConfig
-        given = model_cfg.get("language_embeddings", None)
-    else:  # an argparse Namespace, or nothing
-        given = getattr(model_cfg, "language_embeddings", None)
-    if not given or given == "none":
-        return []
-    logger.info(f"language embeddings {given} (from {path})")
-    return [lang for lang in given.split(",") if lang]
-
-
-def _embedding_lang_pair(args, langs):
-    given = getattr(args, "embedding_lang_pair", None)
-    if not given:
-        return None, None
-    pair = given.split("-")
-    if len(pair) != 2 or any(lang not in langs for lang in pair):
-        raise ValueError(
-            f"--embedding-lang-pair {given}: expected SRC-TGT with languages among the "
-            f"model's language embeddings {','.join(langs)}, e.g. {langs[0]}-{langs[0]}"
-        )
-    return pair
-
-
-def _default_lang_id(langs, task, name, override=None):
-    """The id of the task's -s/-t language (fairseq's translation task), or
-    of --embedding-lang-pair's."""
-    if override is not None:
-        return langs.index(override)
-    cfg = getattr(task, "cfg", None) or getattr(task, "args", None)
-    lang = getattr(cfg, name, None)
-    if lang is None:
-        return None
-    if lang not in langs:
-        flag = "-s" if name == "source_lang" else "-t"
-        raise ValueError(
-            f"the model has language embeddings for {','.join(langs)}, but the "
-            f"task's {flag} is '{lang}': use {flag} among these languages, or say "
-            "which embeddings to use with --embedding-lang-pair (e.g. "
-            f"--embedding-lang-pair {langs[0]}-{langs[0]})"
-        )
-    return langs.index(lang)
 
 
 def _default(args, name, value):
