@@ -17,8 +17,6 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 from fairseq.logging import metrics
 
-from ..data.masked_s2s_dataset import PAD_POSITION
-
 
 @dataclass
 class EncoderMLMLossConfig(FairseqDataclass):
@@ -29,15 +27,16 @@ class EncoderMLMLossConfig(FairseqDataclass):
 class EncoderMLMLoss(FairseqCriterion):
     def forward(self, model, sample, reduce=True):
         net_input = sample["net_input"]
-        # B x k, 1-based; padding (PAD_POSITION) gathers position 1, whose
-        # target is padding and so ignored
+        # B x k sentence positions, 1-based; padding (position 0) becomes
+        # offset -1, clamped to 0: it gathers the first state, whose target is
+        # padding and so ignored
         positions = net_input["positions"]
         extra = {k: net_input[k] for k in ("src_lang_id",) if k in net_input}
         encoder_out = model.encoder(net_input["src_tokens"],
                                     src_lengths=net_input["src_lengths"], **extra)
         states = encoder_out["encoder_out"][0].transpose(0, 1)  # B x T x C
-        index = (positions - 1).clamp(min=PAD_POSITION)
-        picked = states.gather(1, index.unsqueeze(-1).expand(-1, -1, states.size(-1)))
+        offsets = (positions - 1).clamp(min=0)
+        picked = states.gather(1, offsets.unsqueeze(-1).expand(-1, -1, states.size(-1)))
         logits = model.decoder.output_layer(picked)
         lprobs = utils.log_softmax(logits, dim=-1)  # fp32, also under --fp16
         target = sample["target"]

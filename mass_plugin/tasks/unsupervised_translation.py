@@ -296,8 +296,8 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         model.train()
         model.set_num_updates(update_num)
         weights = {name: self.lambdas[name](update_num) for name in STEP_TYPES}
-        if not any(weights.values()):
-            weights["mass"] = 0.0  # keep every parameter in the graph
+        # the MASS batch runs even at weight 0, which keeps every parameter in
+        # the graph (distributed training expects a gradient for each)
         batches = {"mass": sample}
         if weights["bt"]:
             batches["bt"] = self.backtranslation_sample(model, sample)
