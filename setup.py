@@ -34,6 +34,8 @@ setup(
     extras_require={
         # examples/analysis.py draws its plot with matplotlib
         "analysis": ["matplotlib"],
+        # python -m mass_plugin.export --ctranslate2 and examples/translate_ct2.py
+        "serve": ["ctranslate2>=4"],
         # iopath: fairseq resolves remote checkpoint paths through it; the
         # safety tests register a handler to load from a remote-style path
         "test": ["pytest", "pytest-xdist", "ruff", "matplotlib", "iopath"],

@@ -1,0 +1,267 @@
+"""Export a fine-tuned ``transformer_mass`` checkpoint as fairseq's plain
+``transformer``, which stock fairseq and serving engines load.
+
+    python -m mass_plugin.export --checkpoint ft/checkpoint_best.pt \\
+        --data-bin data-bin --output export/model.pt [--source-lang en --target-lang fr]
+
+What changes, and why the translations stay the same:
+
+* language embeddings: for a fixed direction, the source (encoder) and target
+  (decoder) language vectors are constants added at every position, after
+  the token embedding is scaled. Added to every row of the learned position
+  tables, they give the same sums, so the plain model computes the same
+  function;
+* the plugin's bookkeeping (the dictionary checksum buffer) is dropped;
+* the configuration names fairseq's ``transformer`` and ``translation``, with
+  no plugin directory, and holds only plain containers, so torch's default
+  weights-only loading accepts the file;
+* the dictionaries, with the ``<mask>`` symbol the model was built with (it
+  is last, so existing binarized files keep their ids), are written beside
+  the output as ``dict.SRC.txt`` and ``dict.TGT.txt``.
+"""
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+from argparse import Namespace
+from dataclasses import fields
+
+import torch
+from fairseq import checkpoint_utils
+from fairseq.tasks.translation import TranslationConfig
+from omegaconf import OmegaConf
+
+from .models.checkpoint_compat import CHECKSUM_KEY
+from .models.transformer_mass import TransformerMassModel
+
+logger = logging.getLogger("mass_plugin.export")
+
+TRANSLATION_TASKS = ("translation", "unsupervised_translation")
+
+
+class ExportError(ValueError):
+    """A checkpoint that cannot be exported, with what to do instead."""
+
+
+def plain(value):
+    """``value`` with every Namespace turned into a dict, recursively."""
+    if isinstance(value, Namespace):
+        value = vars(value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(item) for item in value)
+    return value
+
+
+def saved_config(checkpoint) -> dict:
+    """The training configuration of ``checkpoint`` as plain containers."""
+    state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
+    cfg = state["cfg"]
+    if OmegaConf.is_config(cfg):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    return plain(cfg)
+
+
+def check_exportable(cfg, checkpoint) -> None:
+    """Refuse checkpoints that are not fine-tuned transformer_mass models."""
+    task = cfg["task"].get("_name")
+    arch = cfg["model"].get("arch", "")
+    if not arch.startswith("transformer_mass"):
+        raise ExportError(
+            f"{checkpoint} is a '{arch}' model, not transformer_mass: it needs no export "
+            "(stock fairseq loads it as it is)")
+    if task not in TRANSLATION_TASKS:
+        raise ExportError(
+            f"{checkpoint} was trained with --task {task}: a pre-training checkpoint does "
+            "not translate. Fine-tune it first (fairseq-train --task translation "
+            f"--finetune-from-model {checkpoint} ..., e.g. examples/finetune_nmt.sh) and "
+            "export the fine-tuned checkpoint")
+
+
+def direction(cfg, source_lang=None, target_lang=None):
+    """The (source, target) suffixes of the exported translation task."""
+    task = cfg["task"]
+    src = source_lang or task.get("source_lang")
+    tgt = target_lang or task.get("target_lang")
+    if not src or not tgt:
+        raise ExportError(
+            f"the checkpoint's task ({task.get('_name')}, languages "
+            f"{task.get('langs') or '?'}) translates in more than one direction: "
+            "choose one with --source-lang and --target-lang")
+    return src, tgt
+
+
+def load_model(checkpoint, data_bin, src, tgt):
+    """The model and task as fairseq-generate would build them."""
+    overrides = {"data": os.path.abspath(data_bin), "source_lang": src, "target_lang": tgt}
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [checkpoint], arg_overrides=overrides)
+    model = models[0].eval()
+    if not isinstance(model, TransformerMassModel):
+        raise ExportError(f"{checkpoint} did not build a transformer_mass model")
+    return model, task
+
+
+def folded_state(model) -> dict:
+    """The model's weights for fairseq's plain transformer: language vectors
+    folded into the position tables, plugin-only entries dropped."""
+    state = {key: value.clone() for key, value in model.state_dict().items()}
+    state.pop(CHECKSUM_KEY, None)
+    embed_langs = model.encoder.embed_langs
+    for key in [k for k in state if ".embed_langs." in k]:
+        del state[key]
+    if embed_langs is None:
+        return state
+    for side, lang_id in (("encoder", embed_langs.default_src),
+                          ("decoder", embed_langs.default_tgt)):
+        key = f"{side}.embed_positions.weight"
+        if key not in state:
+            raise ExportError(
+                "a model with language embeddings and sinusoidal positions cannot be "
+                "exported: the language vectors can only be folded into learned "
+                "position tables (--encoder-learned-pos --decoder-learned-pos, the "
+                "transformer_mass default)")
+        with torch.no_grad():
+            vector = embed_langs(torch.tensor([lang_id])).reshape(-1)  # scaled, as added
+        state[key] = state[key] + vector.to(state[key])
+    return state
+
+
+def plain_config(cfg, src, tgt, data_bin) -> dict:
+    """The saved configuration, naming only what stock fairseq has."""
+    cfg = dict(cfg)
+    known = {f.name for f in fields(TranslationConfig)}
+    task = {k: v for k, v in cfg["task"].items() if k in known}
+    task.update(_name="translation", data=os.path.abspath(data_bin),
+                source_lang=src, target_lang=tgt)
+    model = {k: v for k, v in cfg["model"].items()
+             if k not in ("language_embeddings", "embedding_lang_pair")}
+    model.update(_name="transformer", arch="transformer", task="translation",
+                 user_dir=None, criterion="cross_entropy", data=task["data"],
+                 source_lang=src, target_lang=tgt)
+    cfg.update(task=task, model=model, criterion={"_name": "cross_entropy"})
+    cfg["common"] = dict(cfg.get("common") or {}, user_dir=None)
+    return cfg
+
+
+def write_dictionaries(task, src, tgt, out_dir) -> list:
+    """``dict.SRC.txt`` and ``dict.TGT.txt`` (``<mask>`` included) in ``out_dir``."""
+    paths = []
+    for lang, dictionary in ((src, task.source_dictionary), (tgt, task.target_dictionary)):
+        path = os.path.join(out_dir, f"dict.{lang}.txt")
+        dictionary.save(path)
+        paths.append(path)
+    return paths
+
+
+def export(checkpoint, output, data_bin=None, source_lang=None, target_lang=None) -> dict:
+    """Write the plain checkpoint and its dictionaries; return what was written."""
+    cfg = saved_config(checkpoint)
+    check_exportable(cfg, checkpoint)
+    src, tgt = direction(cfg, source_lang, target_lang)
+    data_bin = data_bin or cfg["task"].get("data")
+    if not data_bin or not os.path.isdir(data_bin):
+        raise ExportError(
+            f"no data directory {data_bin!r} with the model's dictionaries: give the "
+            "binarized data directory of fine-tuning with --data-bin")
+    model, task = load_model(checkpoint, data_bin, src, tgt)
+    if model.encoder.embed_langs is not None:
+        langs = model.encoder.embed_langs.langs
+        if model.encoder.embed_langs.default_src is None:
+            raise ExportError(
+                f"the model has language embeddings ({','.join(langs)}) but {src}->{tgt} "
+                "names none of them: choose --source-lang/--target-lang among them")
+    out_dir = os.path.dirname(os.path.abspath(output))
+    os.makedirs(out_dir, exist_ok=True)
+    state = {
+        "args": None,
+        "cfg": plain_config(cfg, src, tgt, data_bin),
+        "model": folded_state(model),
+        "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
+                               "optimizer_name": "none", "num_updates": 0,
+                               "lr_scheduler_state": {"best": None}}],
+        "extra_state": {"epoch": 1},
+    }
+    staged = output + ".tmp"
+    torch.save(state, staged)
+    os.replace(staged, output)
+    dicts = write_dictionaries(task, src, tgt, out_dir)
+    return {"checkpoint": output, "dictionaries": dicts, "direction": (src, tgt)}
+
+
+def convert_to_ctranslate2(exported, output_dir, force=False) -> str:
+    """Convert an exported checkpoint with CTranslate2's own fairseq converter.
+
+    That converter reads the model arguments as an attribute namespace; the
+    exported file holds plain dicts (for stock weights-only loading), so a
+    temporary copy with a Namespace is made for it. The converted model is
+    float32; choose int8 or float16 when loading it (``compute_type``).
+    """
+    try:
+        from ctranslate2.converters import FairseqConverter
+    except ImportError as err:
+        raise ExportError(
+            "CTranslate2 is not installed: pip install -e '.[serve]' (or pip install "
+            "ctranslate2)") from err
+    state = torch.load(exported, map_location="cpu", weights_only=True)
+    task, model = state["cfg"]["task"], state["cfg"]["model"]
+    args = Namespace(**{**task, **model, "task": "translation"})
+    out_dir = os.path.dirname(os.path.abspath(exported))
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".ct2-") as work:
+        source = os.path.join(work, "model.pt")
+        torch.save(dict(state, args=args, cfg=None), source)
+        converter = FairseqConverter(source, out_dir, source_lang=task["source_lang"],
+                                     target_lang=task["target_lang"])
+        return converter.convert(output_dir, force=force)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m mass_plugin.export",
+        description="Export a fine-tuned transformer_mass checkpoint as fairseq's plain "
+        "transformer (loadable by stock fairseq and CTranslate2's converter).")
+    parser.add_argument("--checkpoint", required=True, help="the fine-tuned checkpoint")
+    parser.add_argument("--output", required=True,
+                        help="the exported checkpoint; dict.SRC.txt and dict.TGT.txt "
+                        "are written in the same directory")
+    parser.add_argument("--data-bin", help="the binarized data directory of fine-tuning "
+                        "(default: the one saved in the checkpoint)")
+    parser.add_argument("--source-lang", help="source language (default: the checkpoint's "
+                        "-s; required for unsupervised_translation models)")
+    parser.add_argument("--target-lang", help="target language (default: the checkpoint's -t)")
+    parser.add_argument("--ctranslate2", metavar="DIR",
+                        help="also convert the export for CTranslate2 into DIR, with "
+                        "CTranslate2's fairseq converter (pip install -e '.[serve]')")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing --ctranslate2 directory")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse_args(argv)
+    if not os.path.isfile(args.checkpoint):
+        sys.exit(f"error: --checkpoint {args.checkpoint}: no such file")
+    try:
+        written = export(args.checkpoint, args.output, args.data_bin,
+                         args.source_lang, args.target_lang)
+    except (ValueError, FileNotFoundError) as err:  # ExportError and fairseq's own
+        sys.exit(f"error: {err}")
+    src, tgt = written["direction"]
+    print(f"exported {src}->{tgt}: {written['checkpoint']}")
+    for path in written["dictionaries"]:
+        print(f"dictionary: {path}")
+    if args.ctranslate2:
+        try:
+            converted = convert_to_ctranslate2(args.output, args.ctranslate2, args.force)
+        except (ExportError, RuntimeError) as err:  # CTranslate2 refuses to overwrite
+            sys.exit(f"error: {err}")
+        print(f"CTranslate2 model: {converted}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
