@@ -2,7 +2,8 @@
 
 # The plugin directory for --user-dir, wherever the package is installed.
 USER_DIR=${USER_DIR:-$(python -m mass_plugin)}
-PREP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../data-prep" && pwd)
+EXAMPLES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PREP_DIR=$(cd "$EXAMPLES_DIR/../data-prep" && pwd)
 
 # GPUs on this machine (0 on a CPU-only machine) unless NUM_GPUS is set.
 NUM_GPUS=${NUM_GPUS:-$(python -c "import torch; print(torch.cuda.device_count())")}
@@ -18,4 +19,53 @@ device_args() {
     else
         echo "--fp16 --distributed-world-size $NUM_GPUS --update-freq $update_freq"
     fi
+}
+
+# fairseq-generate's device argument: --cpu on a CPU-only machine.
+decode_device_args() {
+    if [ "$NUM_GPUS" -eq 0 ]; then echo "--cpu"; fi
+}
+
+# Decode with fairseq-generate, DATA_BIN and the options after it being its
+# arguments (--user-dir, --required-batch-size-multiple 1 and the device are
+# added), write the detokenized hypotheses in the order of the source to
+# OUTPUT and fairseq's output to OUTPUT.log, stop unless every line of
+# REFERENCE got a hypothesis, and print the scores: sacreBLEU and chrF
+# (METRIC bleu) or ROUGE (METRIC rouge).
+#   decode_and_score LABEL METRIC REFERENCE OUTPUT DATA_BIN [fairseq-generate options]
+decode_and_score() {
+    local label=$1 metric=$2 reference=$3 output=$4 expected got
+    shift 4
+    # --required-batch-size-multiple 1: fairseq 0.12 otherwise drops the last batch
+    # shellcheck disable=SC2046
+    fairseq-generate "$@" --user-dir "$USER_DIR" --required-batch-size-multiple 1 \
+        $(decode_device_args) > "$output.log" || return
+    # detokenized hypotheses (D- lines); a shortfall is reported just below
+    grep -P '^D-[0-9]+\t' "$output.log" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 \
+        > "$output" || true
+    expected=$(wc -l < "$reference") || return
+    got=$(wc -l < "$output")
+    if [ "$got" -ne "$expected" ]; then
+        echo "error: $got hypotheses for $expected reference lines (see $output.log)" >&2
+        return 1
+    fi
+    echo "== $label: $got sentences, hypotheses in $output"
+    if [ "$metric" = rouge ]; then
+        python "$EXAMPLES_DIR/score_rouge.py" --reference "$reference" --hypothesis "$output"
+    else
+        sacrebleu "$reference" -i "$output" -m bleu chrf -w 2 -f text
+    fi
+}
+
+# BLEU <tab> chrF, read from sacreBLEU's text output (decode_and_score's) on stdin.
+bleu_chrf() {
+    local scores bleu chrf
+    scores=$(cat)
+    bleu=$(grep -oP '^\s*BLEU\|\S+ = \K[\d.]+' <<< "$scores") || true
+    chrf=$(grep -oP '^chrF2\|\S+ = \K[\d.]+' <<< "$scores") || true
+    if [ -z "$bleu" ] || [ -z "$chrf" ]; then
+        echo "error: no BLEU and chrF score in: $scores" >&2
+        return 1
+    fi
+    printf '%s\t%s\n' "$bleu" "$chrf"
 }

@@ -15,6 +15,7 @@ LR=${LR:-0.0005}
 WARMUP=${WARMUP:-4000}
 MAX_UPDATE=${MAX_UPDATE:-50000}
 PATIENCE=${PATIENCE:-10}                   # validations without improvement
+LOG_INTERVAL=${LOG_INTERVAL:-50}           # updates between progress lines
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
 source "$(dirname "$0")/common.sh"
@@ -31,5 +32,5 @@ fairseq-train "$DATA_BIN" --user-dir "$USER_DIR" \
     --lr "$LR" --lr-scheduler inverse_sqrt --warmup-updates "$WARMUP" \
     --max-tokens "$MAX_TOKENS" --max-update "$MAX_UPDATE" --patience "$PATIENCE" \
     --required-batch-size-multiple 1 --skip-invalid-size-inputs-valid-test \
-    --save-dir "$SAVE_DIR" --no-epoch-checkpoints --log-format simple --log-interval 50 \
-    $(device_args) $EXTRA_ARGS
+    --save-dir "$SAVE_DIR" --no-epoch-checkpoints --log-format simple \
+    --log-interval "$LOG_INTERVAL" $(device_args) $EXTRA_ARGS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stage 4: decode a test set with fairseq-generate and score it against the raw
 # reference: sacreBLEU and chrF (METRIC=bleu) or ROUGE (METRIC=rouge). Every
-# source line gets a hypothesis, or we stop.
+# source line gets a hypothesis, or we stop. SCORES=FILE (METRIC=bleu) also
+# writes "BLEU<tab>chrF" to FILE.
 set -euo pipefail
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
@@ -17,31 +18,21 @@ MAX_LEN_B=${MAX_LEN_B:-10}                 # subwords (summaries: A=0, B=60)
 BATCH_SIZE=${BATCH_SIZE:-64}
 POST_PROCESS=${POST_PROCESS:-sentencepiece}
 METRIC=${METRIC:-bleu}
+SCORES=${SCORES:-}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
 source "$(dirname "$0")/common.sh"
-cpu_args=""
-[ "$NUM_GPUS" -eq 0 ] && cpu_args="--cpu"
-
-# --required-batch-size-multiple 1: fairseq 0.12 otherwise drops the last batch
-# shellcheck disable=SC2086
-fairseq-generate "$DATA_BIN" --user-dir "$USER_DIR" --task translation \
-    -s "$SRC" -t "$TGT" --gen-subset "$SUBSET" --path "$CHECKPOINT" \
-    --beam "$BEAM" --max-len-a "$MAX_LEN_A" --max-len-b "$MAX_LEN_B" \
-    --batch-size "$BATCH_SIZE" --required-batch-size-multiple 1 \
-    --post-process "$POST_PROCESS" $cpu_args $EXTRA_ARGS > "$OUTPUT.log"
-
-# detokenized hypotheses (D- lines), in the order of the test set
-grep -P '^D-[0-9]+\t' "$OUTPUT.log" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 > "$OUTPUT"
-expected=$(wc -l < "$REFERENCE")
-got=$(wc -l < "$OUTPUT")
-if [ "$got" -ne "$expected" ]; then
-    echo "error: $got hypotheses for $expected reference lines (see $OUTPUT.log)" >&2
+if [ -n "$SCORES" ] && [ "$METRIC" != bleu ]; then
+    echo "error: SCORES=$SCORES needs METRIC=bleu" >&2
     exit 1
 fi
-echo "== $SRC->$TGT $SUBSET: $got sentences, hypotheses in $OUTPUT"
-if [ "$METRIC" = rouge ]; then
-    python "$(dirname "$0")/score_rouge.py" --reference "$REFERENCE" --hypothesis "$OUTPUT"
-else
-    sacrebleu "$REFERENCE" -i "$OUTPUT" -m bleu chrf -w 2 -f text
+
+# shellcheck disable=SC2086
+scores=$(decode_and_score "$SRC->$TGT $SUBSET" "$METRIC" "$REFERENCE" "$OUTPUT" "$DATA_BIN" \
+    --task translation -s "$SRC" -t "$TGT" --gen-subset "$SUBSET" --path "$CHECKPOINT" \
+    --beam "$BEAM" --max-len-a "$MAX_LEN_A" --max-len-b "$MAX_LEN_B" \
+    --batch-size "$BATCH_SIZE" --post-process "$POST_PROCESS" $EXTRA_ARGS)
+echo "$scores"
+if [ -n "$SCORES" ]; then
+    bleu_chrf <<< "$scores" > "$SCORES"
 fi

@@ -60,9 +60,8 @@ for direction in en-fr fr-en; do
         scores=$(DATA_BIN=$WORK_DIR/data-bin CHECKPOINT=$save/checkpoint_best.pt SRC=$src \
             TGT=$tgt REFERENCE=$PARA_DIR/test.$tgt bash "$here/generate.sh")
         echo "$scores" >&2
-        bleu=$(grep -oP '^\s*BLEU\|\S+ = \K[\d.]+' <<< "$scores")
-        chrf=$(grep -oP '^chrF2\|\S+ = \K[\d.]+' <<< "$scores")
-        printf '%s\t%s\t%s\t%s\t%s\n' "$direction" "$init" "$bleu" "$chrf" "$minutes" >> "$results"
+        row=$(bleu_chrf <<< "$scores")
+        printf '%s\t%s\t%s\t%s\n' "$direction" "$init" "$row" "$minutes" >> "$results"
     done
 done
 column -t -s $'\t' "$results"

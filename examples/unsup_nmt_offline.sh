@@ -38,8 +38,6 @@ MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
 
 source "$(dirname "$0")/common.sh"
 here=$(dirname "$0")
-cpu_args=""
-[ "$NUM_GPUS" -eq 0 ] && cpu_args="--cpu"
 for lang in "$L1" "$L2"; do
     for file in "$MONO_PREFIX.$lang" "$REFERENCE_PREFIX.$lang"; do
         [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
@@ -59,15 +57,14 @@ checkpoint() {  # the model of direction $2 after round $1
 done_already() { grep -q "^$1	$2	" "$results"; }
 
 score() {  # round, src, tgt, data directory with the test pair, minutes so far
-    local round=$1 src=$2 tgt=$3 data=$4 minutes=$5 start=$SECONDS scores
+    local round=$1 src=$2 tgt=$3 data=$4 minutes=$5 start=$SECONDS scores row
     scores=$(DATA_BIN=$data CHECKPOINT=$(checkpoint "$round" "$src-$tgt") SRC=$src TGT=$tgt \
         SUBSET=$TEST_SUBSET REFERENCE=$REFERENCE_PREFIX.$tgt \
         OUTPUT=$WORK_DIR/round$round.$TEST_SUBSET.$src-$tgt.txt bash "$here/generate.sh")
     echo "$scores" >&2
+    row=$(bleu_chrf <<< "$scores")
     minutes=$(( minutes + (SECONDS - start + 30) / 60 ))
-    printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" \
-        "$(grep -oP '^\s*BLEU\|\S+ = \K[\d.]+' <<< "$scores")" \
-        "$(grep -oP '^chrF2\|\S+ = \K[\d.]+' <<< "$scores")" "$minutes" >> "$results"
+    printf '%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" "$row" "$minutes" >> "$results"
 }
 
 # one slice of MONO_LINES lines per round, wrapping around at the end of the file
@@ -88,12 +85,12 @@ back_translate() {  # round, model direction src-tgt: writes synthetic tgt for r
     fairseq-preprocess --only-source -s "$src" -t "$tgt" --srcdict "$DATA_BIN/dict.txt" \
         --testpref "$dir/mono" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
     cp "$DATA_BIN/dict.txt" "$dir/bin/dict.$tgt.txt"
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2046
     fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "$src" -t "$tgt" \
         --gen-subset test --path "$(checkpoint $(( round - 1 )) "$2")" \
         --beam "$GEN_BEAM" --batch-size "$GEN_BATCH" --required-batch-size-multiple 1 \
         --max-len-a 1.3 --max-len-b 5 --skip-invalid-size-inputs-valid-test \
-        $cpu_args > "$dir/generate.log"
+        $(decode_device_args) > "$dir/generate.log"
     # id <tab> subword hypothesis; keep non-empty ones, next to their real sentence
     grep -P '^H-[0-9]+\t' "$dir/generate.log" | sed 's/^H-//' | cut -f1,3 | sort -n -k1,1 \
         | awk -F '\t' -v real="$dir/mono.$src" -v out="$dir/pairs" -v s="$src" -v t="$tgt" '

@@ -36,8 +36,6 @@ MODEL_ARGS=${MODEL_ARGS:-}                 # must match PRETRAINED's model
 LOG_INTERVAL=${LOG_INTERVAL:-50}           # updates between progress lines
 
 source "$(dirname "$0")/common.sh"
-cpu_args=""
-[ "$NUM_GPUS" -eq 0 ] && cpu_args="--cpu"
 [ -f "$DATA_BIN/dict.txt" ] || { echo "error: $DATA_BIN/dict.txt: no such file" >&2; exit 1; }
 for lang in "$L1" "$L2"; do
     [ -s "$REFERENCE_PREFIX.$lang" ] || { echo "error: $REFERENCE_PREFIX.$lang is missing or empty" >&2; exit 1; }
@@ -79,23 +77,12 @@ for direction in "$L1-$L2" "$L2-$L1"; do
         continue
     fi
     out=$WORK_DIR/$TEST_SUBSET.$direction.txt
-    # shellcheck disable=SC2086
-    fairseq-generate "$DATA_BIN" --user-dir "$USER_DIR" --task unsupervised_translation \
-        --langs "$L1,$L2" -s "$src" -t "$tgt" --gen-subset "$TEST_SUBSET" \
-        --path "$save_dir/checkpoint_best.pt" --beam "$BEAM" --max-len-a 1.5 --max-len-b 10 \
-        --batch-size 64 --required-batch-size-multiple 1 --post-process "$POST_PROCESS" \
-        $cpu_args > "$out.log"
-    grep -P '^D-[0-9]+\t' "$out.log" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 > "$out"
-    if [ "$(wc -l < "$out")" -ne "$(wc -l < "$REFERENCE_PREFIX.$tgt")" ]; then
-        echo "error: $(wc -l < "$out") hypotheses for $(wc -l < "$REFERENCE_PREFIX.$tgt")" \
-             "reference lines (see $out.log)" >&2
-        exit 1
-    fi
-    scores=$(sacrebleu "$REFERENCE_PREFIX.$tgt" -i "$out" -m bleu chrf -w 2 -f text)
-    echo "== $direction $TEST_SUBSET:"
+    scores=$(decode_and_score "$direction $TEST_SUBSET" bleu "$REFERENCE_PREFIX.$tgt" "$out" \
+        "$DATA_BIN" --task unsupervised_translation --langs "$L1,$L2" -s "$src" -t "$tgt" \
+        --gen-subset "$TEST_SUBSET" --path "$save_dir/checkpoint_best.pt" --beam "$BEAM" \
+        --max-len-a 1.5 --max-len-b 10 --batch-size 64 --post-process "$POST_PROCESS")
     echo "$scores"
-    printf '%s\t%s\t%s\n' "$direction" \
-        "$(grep -oP '^\s*BLEU\|\S+ = \K[\d.]+' <<< "$scores")" \
-        "$(grep -oP '^chrF2\|\S+ = \K[\d.]+' <<< "$scores")" >> "$results"
+    row=$(bleu_chrf <<< "$scores")
+    printf '%s\t%s\n' "$direction" "$row" >> "$results"
 done
 column -t -s $'\t' "$results"

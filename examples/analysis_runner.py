@@ -1,0 +1,176 @@
+"""The runs of examples/analysis.py in one work directory: its settings, the
+data, fairseq-train for the pre-trainings, and the recipes
+examples/finetune_nmt.sh and examples/generate.sh for fine-tuning and
+translation. Every run writes its output to a log file."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis_eval import finetune_valid_ppl
+
+HERE = Path(__file__).resolve().parent
+ARCH = "transformer_mass"
+# what makes two runs comparable: a work dir keeps one of each
+SIGNATURE = ("layers", "dim", "ffn", "heads", "pretrain_updates", "finetune_updates",
+             "max_tokens", "lr", "warmup", "vocab_size", "seed", "langs", "pair", "beam")
+
+
+class Runner:
+    def __init__(self, args):
+        import torch
+
+        self.args = args
+        self.work = Path(args.work_dir).resolve()
+        self.data_bin = self.work / "data-bin"
+        self.mono_bin = self.work / "mono-bin"
+        self.user_dir = str(HERE.parent / "mass_plugin")
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        self.device = ["--fp16"] if gpus else ["--cpu"]  # for training
+        # each training process gets its share of the cores, unless the
+        # environment already says how many threads to use
+        threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or max(
+            1, (os.cpu_count() or 1) // max(1, args.jobs))
+        self.env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                        MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
+                        USER_DIR=self.user_dir, NUM_GPUS=str(gpus))
+        torch.set_num_threads(threads)  # the evaluations run in this process
+
+    def check_signature(self):
+        """A work dir holds one configuration: refuse to mix budgets or sizes."""
+        wanted = {key: getattr(self.args, key) for key in SIGNATURE}
+        path = self.work / "config.json"
+        if path.exists():
+            saved = json.loads(path.read_text())
+            changed = {k: (saved.get(k), v) for k, v in wanted.items() if saved.get(k) != v}
+            if changed:
+                described = "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in changed.items())
+                sys.exit(f"error: {self.work} holds points made with other settings "
+                         f"({described}). Use another --work-dir, or the same settings "
+                         "to resume.")
+        else:
+            self.work.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(wanted, indent=1) + "\n")
+
+    def run(self, cmd, log, what, env=None):
+        """Run ``cmd`` with its output in ``log``; on failure say where to look."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as out:
+            out.write("$ " + shlex.join(cmd) + "\n")
+            out.flush()
+            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                   env=dict(self.env, **(env or {})))
+        if code != 0:
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+            raise RuntimeError(f"{what} failed (exit {code}); the end of {log}:\n  "
+                               + "\n  ".join(tail))
+        return log.read_text(errors="replace")
+
+    def recipe(self, script, log, what, **variables):
+        """Run examples/``script`` with ``variables`` in its environment."""
+        env = {key: str(value) for key, value in variables.items()}
+        self.run(["bash", str(HERE / script)], log, f"{what} (examples/{script})", env)
+
+    def model_args(self):
+        """The model's sizes (its --arch is ARCH)."""
+        a = self.args
+        return ["--encoder-layers", str(a.layers), "--decoder-layers", str(a.layers),
+                "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
+                "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
+                "--encoder-attention-heads", str(a.heads),
+                "--decoder-attention-heads", str(a.heads)]
+
+    def schedule_args(self, updates):
+        """Seed, interval checkpoints to resume from, and data loading, for a
+        training of ``updates`` updates."""
+        return ["--seed", str(self.args.seed), "--save-interval-updates",
+                str(max(1, updates // 4)), "--keep-interval-updates", "1",
+                "--num-workers", "0"]
+
+    # -- data -------------------------------------------------------------
+    def prepare_data(self):
+        done = self.work / "data.done"
+        if done.exists():
+            return
+        print(f"== data: one sentencepiece model and binarized data in {self.work}", flush=True)
+        a = self.args
+        self.recipe("prepare_data.sh", self.work / "data.log", "preparing the data",
+                    RAW_DIR=Path(a.raw_dir).resolve(), WORK_DIR=self.work,
+                    LANGS=",".join(a.langs), PAIR=a.pair, VOCAB_SIZE=a.vocab_size)
+        self.link_mono_bin()
+        done.touch()
+
+    def link_mono_bin(self):
+        """All languages as one corpus, without language embeddings, so every
+        point (masked_s2s or fairseq's denoising) sees the same sentences:
+        fairseq reads train, train1, ... as one training set."""
+        self.mono_bin.mkdir(exist_ok=True)
+        links = {"dict.txt": "dict.txt"}
+        for i, lang in enumerate(self.args.langs):
+            for ext in ("bin", "idx"):
+                links[f"train{i or ''}.{ext}"] = f"train.{lang}.{ext}"
+                links[f"valid.{lang}.{ext}"] = f"valid.{lang}.{ext}"
+        for name, target in links.items():
+            link = self.mono_bin / name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(self.data_bin / target)
+
+    # -- stages -----------------------------------------------------------
+    def pretrain(self, save_dir, log, extra, what):
+        """fairseq-train on the monolingual text; ``extra`` sets the objective."""
+        if (save_dir / "done").exists():
+            return
+        a = self.args
+        updates = a.pretrain_updates
+        cmd = ["fairseq-train", str(self.mono_bin), "--user-dir", self.user_dir,
+               "--arch", ARCH, *self.model_args(), "--optimizer", "adam",
+               "--adam-betas", "(0.9, 0.98)", "--clip-norm", "1.0", "--lr", str(a.lr),
+               "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(a.warmup),
+               "--max-tokens", str(a.max_tokens), "--max-update", str(updates),
+               "--save-dir", str(save_dir), "--no-epoch-checkpoints",
+               *self.schedule_args(updates), "--log-format", "simple", "--log-interval",
+               "25", *self.device, "--disable-validation",
+               "--skip-invalid-size-inputs-valid-test", *extra]
+        self.run(cmd, log, what)
+        finished(save_dir)
+
+    def finetune(self, init, pdir):
+        """Fine-tune on the parallel pairs from ``init`` (None: random
+        initialisation); the checkpoint and its validation perplexity."""
+        save_dir, log = pdir / "finetune", pdir / "finetune.log"
+        if not (save_dir / "done").exists():
+            a = self.args
+            self.recipe(
+                "finetune_nmt.sh", log, "fine-tuning", DATA_BIN=self.data_bin,
+                PRETRAINED="" if init is None else init, SAVE_DIR=save_dir, SRC=a.src,
+                TGT=a.tgt, ARCH=ARCH, MAX_TOKENS=a.max_tokens, TOKENS_PER_UPDATE=a.max_tokens,
+                LR=a.lr, WARMUP=a.warmup, MAX_UPDATE=a.finetune_updates, PATIENCE=-1,
+                LOG_INTERVAL=25,
+                EXTRA_ARGS=" ".join(self.model_args() + self.schedule_args(a.finetune_updates)))
+            finished(save_dir)
+        return save_dir / "checkpoint_last.pt", finetune_valid_ppl(log)
+
+    def translate(self, checkpoint, pdir):
+        """Translate the test set and score it: BLEU and chrF."""
+        a = self.args
+        scores = pdir / "test.scores"
+        self.recipe(
+            "generate.sh", pdir / "generate.log", "translating the test set",
+            DATA_BIN=self.data_bin, CHECKPOINT=checkpoint, SRC=a.src, TGT=a.tgt,
+            SUBSET="test", REFERENCE=Path(a.raw_dir).resolve() / f"test.{a.tgt}",
+            OUTPUT=pdir / f"test.{a.src}-{a.tgt}.txt", BEAM=a.beam, SCORES=scores,
+            EXTRA_ARGS="--num-workers 0")
+        bleu, chrf = scores.read_text().split()
+        return float(bleu), float(chrf)
+
+
+def finished(save_dir):
+    """Mark a training as done; its interval checkpoints (kept for resuming)
+    are no longer needed next to checkpoint_last.pt."""
+    for path in save_dir.glob("checkpoint_*_*.pt"):
+        path.unlink()
+    (save_dir / "done").touch()
