@@ -13,6 +13,8 @@ setup(
     long_description_content_type="text/markdown",
     license="MIT",
     packages=find_packages(include=["mass_plugin", "mass_plugin.*"]),
+    # the fairseq-hydra-train presets: --config-dir "$(python -m mass_plugin)/config"
+    package_data={"mass_plugin": ["config/*.yaml"]},
     python_requires=">=3.10",
     install_requires=[
         # The official fairseq 0.12.2 does not import on Python 3.11 (dataclass
@@ -36,9 +38,13 @@ setup(
         "analysis": ["matplotlib"],
         # python -m mass_plugin.export --ctranslate2 and examples/translate_ct2.py
         "serve": ["ctranslate2>=4"],
+        # fairseq-train --tensorboard-logdir (common.tensorboard_logdir): fairseq
+        # writes through torch.utils.tensorboard, which needs this package
+        "tensorboard": ["tensorboard"],
         # iopath: fairseq resolves remote checkpoint paths through it; the
-        # safety tests register a handler to load from a remote-style path
-        "test": ["pytest", "pytest-xdist", "ruff", "matplotlib", "iopath"],
+        # safety tests register a handler to load from a remote-style path;
+        # tensorboard: the tests read the event files fairseq writes
+        "test": ["pytest", "pytest-xdist", "ruff", "matplotlib", "iopath", "tensorboard"],
     },
     classifiers=[
         "Programming Language :: Python :: 3.10",
