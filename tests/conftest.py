@@ -1,7 +1,11 @@
-"""Shared helpers: seeded synthetic corpora, in-process binarization, CLI runs."""
+"""Shared helpers: seeded synthetic corpora, in-process binarization, CLI runs,
+two-rank gloo runs and checkpoint comparisons."""
 
+import builtins
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 from argparse import Namespace
@@ -45,6 +49,17 @@ def synthetic_sentences(seed, n, prefix="w", vocab=40, min_len=3, max_len=20):
             words.append(word)
         lines.append(" ".join(f"{prefix}{w}" for w in words))
     return lines
+
+
+def to_french(line, vocab=40):
+    """The synthetic 'translation': a fixed word-for-word mapping of the
+    words of ``synthetic_sentences`` (any one-letter prefix) to f-words."""
+    return " ".join(f"f{(3 * int(w[1:]) + 1) % vocab}" for w in line.split())
+
+
+def write(path, lines):
+    """Write ``lines`` to ``path``, each ended by a newline."""
+    path.write_text("".join(line + "\n" for line in lines))
 
 
 def build_dictionary(lines):
@@ -117,6 +132,65 @@ def run_cli(args, cwd, stdin=None, check=True, timeout=600):
             f"{' '.join(cmd)} exited with {proc.returncode}:\n{proc.stderr[-4000:]}"
         )
     return proc
+
+
+def valid_losses(log):
+    """The validation losses a fairseq-train log reports, in order."""
+    return [float(x) for x in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)]
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_two_gloo_ranks(cmd, timeout=600):
+    """Run the console script ``cmd`` (a fairseq-train command) as two CPU
+    ranks of one job: gloo, fairseq's legacy DDP, one process a rank started
+    here (no spawning). Both must succeed; returns their logs, rank 0 first."""
+    port = free_port()
+    cmd = [str(c) for c in cmd]
+    ranks = [
+        subprocess.Popen(
+            [str(BIN_DIR / cmd[0]), *cmd[1:],
+             "--distributed-backend", "gloo", "--distributed-world-size", "2",
+             "--distributed-no-spawn", "--distributed-init-method", f"tcp://127.0.0.1:{port}",
+             "--ddp-backend", "legacy_ddp", "--distributed-rank", str(rank)],
+            cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        for rank in (0, 1)
+    ]
+    logs = [proc.communicate(timeout=timeout)[0] for proc in ranks]
+    for proc, log in zip(ranks, logs):
+        assert proc.returncode == 0, log[-3000:]
+    return logs
+
+
+def assert_same_weights(expected, actual, atol, rtol):
+    """Every tensor of checkpoint ``expected``'s model is close to the one of
+    the same name in checkpoint ``actual``'s."""
+    for name, weight in expected["model"].items():
+        assert torch.allclose(weight, actual["model"][name], atol=atol, rtol=rtol), name
+
+
+def largest_weight_change(before, after):
+    """The largest absolute difference between the model weights of two
+    checkpoints, over the tensors of ``after``."""
+    return max((before["model"][k] - after["model"][k]).abs().max().item()
+               for k in after["model"])
+
+
+class CreatesAFile:
+    """Unpickling this object calls open(path, "w") (pickled as ``io.open``),
+    creating the file: a harmless stand-in for a payload that runs code."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (builtins.open, (self.path, "w"))
 
 
 def preprocess(root, pairs_prefix=""):

@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from conftest import BIN_DIR, REPO, cli_env
+from conftest import BIN_DIR, REPO, cli_env, write
 
 sys.path.insert(0, str(REPO / "examples"))
 import analysis  # noqa: E402
@@ -42,7 +42,7 @@ def analysed(tmp_path_factory):
                         ("test", 40)):
         for lang in ("en", "fr"):
             text = (DATA / f"{name}.{lang}").read_text(encoding="utf-8").splitlines()
-            (raw / f"{name}.{lang}").write_text("\n".join(text[:lines]) + "\n")
+            write(raw / f"{name}.{lang}", text[:lines])
     work = tmp_path_factory.mktemp("analysis")
     proc = run_analysis(raw, work)
     return raw, work, proc.stdout + proc.stderr

@@ -1,25 +1,14 @@
 """Checkpoints load through an allow-list; code-running pickles are refused."""
 
 import argparse
-import builtins
 
 import numpy as np
 import pytest
 import torch
 from fairseq import checkpoint_utils
 
+from conftest import CreatesAFile
 from mass_plugin.checkpoint_safety import CorruptCheckpointError, UnsafeCheckpointError
-
-
-class CreatesAFile:
-    """Unpickling this object calls open(path, "w") (pickled as ``io.open``),
-    creating the file: a harmless stand-in for a payload that runs code."""
-
-    def __init__(self, path):
-        self.path = str(path)
-
-    def __reduce__(self):
-        return (builtins.open, (self.path, "w"))
 
 
 def fairseq_like_state():

@@ -8,22 +8,19 @@ import sys
 import pytest
 import torch
 
-from conftest import PLUGIN_DIR, REPO, preprocess, run_cli, synthetic_sentences
+from conftest import (
+    PLUGIN_DIR,
+    REPO,
+    CreatesAFile,
+    preprocess,
+    run_cli,
+    synthetic_sentences,
+    to_french,
+    valid_losses,
+    write,
+)
 
 VOCAB = 40
-
-
-def to_french(line):
-    """The synthetic 'translation': a fixed word-for-word mapping."""
-    return " ".join(f"f{(3 * int(w[1:]) + 1) % VOCAB}" for w in line.split())
-
-
-def write(path, lines):
-    path.write_text("".join(line + "\n" for line in lines))
-
-
-def valid_losses(log):
-    return [float(x) for x in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +28,7 @@ def workdir(tmp_path_factory):
     """Raw text, binarized data, a pre-trained and a fine-tuned checkpoint."""
     root = tmp_path_factory.mktemp("cli")
     en = synthetic_sentences(10, 500, prefix="e", vocab=VOCAB)
-    fr = [to_french(s) for s in synthetic_sentences(11, 500, prefix="e", vocab=VOCAB)]
+    fr = [to_french(s, VOCAB) for s in synthetic_sentences(11, 500, prefix="e", vocab=VOCAB)]
     # empty and one-token lines must not stop pre-training (see README)
     short = ["", "e3", "", "f7 e1"]
     write(root / "mono.txt", en + short + fr)
@@ -41,7 +38,7 @@ def workdir(tmp_path_factory):
     for split, lines in (("train", pairs[:2000]), ("valid", pairs[2000:2030]),
                          ("test", pairs[2030:])):
         write(root / f"{split}.en", lines)
-        write(root / f"{split}.fr", [to_french(s) for s in lines])
+        write(root / f"{split}.fr", [to_french(s, VOCAB) for s in lines])
 
     preprocess(root)
 
@@ -105,21 +102,13 @@ def test_generate_refuses_a_checkpoint_that_would_run_code(workdir, tmp_path):
     root, _, _ = workdir
     marker = tmp_path / "payload-ran"
     state = torch.load(root / "ckpt/ft/checkpoint_best.pt")
-    state["extra_state"]["payload"] = _CreatesAFile(str(marker))
+    state["extra_state"]["payload"] = CreatesAFile(marker)
     torch.save(state, tmp_path / "evil.pt")
     out = run_cli(["fairseq-generate", root / "pairs-bin", "--user-dir", "mass_plugin",
                    "--path", tmp_path / "evil.pt", "--cpu"], cwd=REPO, check=False)
     assert out.returncode != 0
     assert "refusing to load checkpoint" in out.stderr
     assert not marker.exists()
-
-
-class _CreatesAFile:
-    def __init__(self, path):
-        self.path = path
-
-    def __reduce__(self):
-        return (open, (self.path, "w"))
 
 
 def test_a_spawned_process_imports_the_plugin_from_anywhere(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import sentencepiece as spm
 from fairseq.data import Dictionary
 
-from conftest import REPO, make_task
+from conftest import REPO, make_task, write
 
 PREP = REPO / "data-prep"
 DATA = REPO / "examples" / "data"
@@ -49,7 +49,7 @@ def subword_models(tmp_path_factory):
     root = tmp_path_factory.mktemp("subwords")
     for lang in ("en", "fr"):
         lines = (DATA / f"mono.{lang}").read_text().splitlines()[:800]
-        (root / f"mono.{lang}").write_text("\n".join(lines) + "\n")
+        write(root / f"mono.{lang}", lines)
     prep("learn_subwords.py", "--method", "sentencepiece", "--vocab-size", "600",
          "--output", root / "spm", root / "mono.en", root / "mono.fr")
     prep("learn_subwords.py", "--method", "bpe", "--vocab-size", "300",
@@ -83,7 +83,7 @@ def test_binarized_layout_is_read_by_masked_s2s_and_translation(tmp_path, subwor
     for name in ("mono.en", "mono.fr", "mono.valid.en", "mono.valid.fr",
                  "train.en", "train.fr", "valid.en", "valid.fr"):
         lines = (DATA / name).read_text().splitlines()[:200]
-        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        write(tmp_path / name, lines)
         prep("apply_subwords.py", "--model", root / "spm.model", "--input", tmp_path / name,
              "--output", tmp_path / f"spm.{name}")
     dest = tmp_path / "data-bin"

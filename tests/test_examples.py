@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN_DIR, REPO, cli_env
+from conftest import BIN_DIR, REPO, cli_env, write
 
 EXAMPLES = REPO / "examples"
 
@@ -90,7 +90,7 @@ def test_low_resource_comparison_runs_both_inits_and_directions_and_resumes(quic
     for split, n in (("train", 200), ("valid", 30), ("test", 20)):
         for lang in ("en", "fr"):
             lines = (REPO / f"examples/data/{split}.{lang}").read_text().splitlines()[:n]
-            (para / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
+            write(para / f"{split}.{lang}", lines)
     variables = dict(PARA_DIR=para, SPM_MODEL=work / "spm.model",
                      PRETRAIN_DICT=work / "data-bin/dict.txt",
                      PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
@@ -118,7 +118,7 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
         for name, source in (("spm.test", work / f"spm/test.{lang}"),
                              ("test", REPO / f"examples/data/test.{lang}")):
             lines = source.read_text().splitlines()[:10]
-            (raw / f"{name}.{lang}").write_text("\n".join(lines) + "\n")
+            write(raw / f"{name}.{lang}", lines)
     subprocess.run(["python", "data-prep/binarize.py", "--destdir", tmp_path / "bin",
                     "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],

@@ -7,7 +7,7 @@ import pytest
 import sacrebleu
 import sentencepiece as spm
 
-from conftest import REPO, preprocess, run_cli
+from conftest import REPO, preprocess, run_cli, valid_losses
 from mass_plugin.models.transformer_mass import TransformerMassModel
 
 DATA = REPO / "examples" / "data"
@@ -61,7 +61,7 @@ def run(tmp_path_factory):
 
 def test_pretraining_on_real_text_reduces_validation_loss(run):
     log, _, _ = run
-    losses = [float(x) for x in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)]
+    losses = valid_losses(log)
     assert len(losses) == 3
     assert losses[0] > losses[1] > losses[2]
     assert re.search(r"\| span_acc [\d.]+", log)

@@ -4,11 +4,16 @@ where an uninterrupted run ends: same data order, same masks, same weights."""
 import pytest
 import torch
 
-from conftest import REPO, kill_after_first_save, preprocess, run_cli, synthetic_sentences
-
-
-def write(path, lines):
-    path.write_text("".join(line + "\n" for line in lines))
+from conftest import (
+    REPO,
+    assert_same_weights,
+    kill_after_first_save,
+    largest_weight_change,
+    preprocess,
+    run_cli,
+    synthetic_sentences,
+    write,
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +56,6 @@ def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path, ta
     straight = torch.load(tmp_path / "straight/checkpoint_last.pt")
     resumed = torch.load(tmp_path / "resumed/checkpoint_last.pt")
     assert resumed["optimizer_history"][-1]["num_updates"] == 30
-    for name, weight in straight["model"].items():
-        assert torch.allclose(weight, resumed["model"][name], atol=1e-6, rtol=0), name
+    assert_same_weights(straight, resumed, atol=1e-6, rtol=0)
     # and training really moved the weights between update 10 and 30
-    moved = max((killed_at["model"][k] - straight["model"][k]).abs().max().item()
-                for k in straight["model"])
-    assert moved > 1e-3
+    assert largest_weight_change(killed_at, straight) > 1e-3

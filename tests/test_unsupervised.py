@@ -4,7 +4,6 @@ BLEU validation and decoding in a chosen direction."""
 
 import json
 import re
-import socket
 import subprocess
 import sys
 
@@ -13,21 +12,23 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.sequence_generator import SequenceGenerator
 
-from conftest import BIN_DIR, REPO, cli_env, kill_after_first_save, run_cli, synthetic_sentences
+from conftest import (
+    BIN_DIR,
+    REPO,
+    assert_same_weights,
+    cli_env,
+    kill_after_first_save,
+    largest_weight_change,
+    run_cli,
+    run_two_gloo_ranks,
+    synthetic_sentences,
+    to_french,
+    write,
+)
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
     UnsupervisedTranslationTask,
 )
-
-VOCAB = 40
-
-
-def to_french(line):
-    return " ".join(f"f{(3 * int(w[1:]) + 1) % VOCAB}" for w in line.split())
-
-
-def write(path, lines):
-    path.write_text("".join(line + "\n" for line in lines))
 
 
 @pytest.fixture(scope="module")
@@ -218,36 +219,19 @@ def test_backtranslation_batch_translates_into_the_other_language(data):
         assert source[: len(hypo) - 1] == hypo[:-1].tolist()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
     """Every rank runs MASS and back-translation each update, with one
     backward, so no rank waits for gradients another did not produce. On CPU
     fairseq's torch DDP wrapper asks for device ids, hence legacy_ddp here."""
     run_cli(train_command(data, tmp_path / "one", "--disable-validation", "--max-update",
                           "12", "--update-freq", "2"), cwd=REPO)
-    port = free_port()
-    cmd = [str(c) for c in train_command(
-        data, tmp_path / "two", "--disable-validation", "--max-update", "12",
-        "--distributed-backend", "gloo", "--distributed-world-size", "2",
-        "--distributed-no-spawn", "--distributed-init-method", f"tcp://127.0.0.1:{port}",
-        "--ddp-backend", "legacy_ddp")]
-    ranks = [subprocess.Popen([str(BIN_DIR / cmd[0]), *cmd[1:], "--distributed-rank", str(r)],
-                              cwd=REPO, env=cli_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for r in (0, 1)]
-    logs = [proc.communicate(timeout=600)[0] for proc in ranks]
-    for proc, log in zip(ranks, logs):
-        assert proc.returncode == 0, log[-3000:]
+    logs = run_two_gloo_ranks(train_command(data, tmp_path / "two", "--disable-validation",
+                                            "--max-update", "12"))
     assert "bt_loss" in logs[0]  # back-translation ran (from update 5 on)
     one = torch.load(tmp_path / "one/checkpoint_last.pt")
     two = torch.load(tmp_path / "two/checkpoint_last.pt")
     assert two["optimizer_history"][-1]["num_updates"] == 12
-    for name, weight in one["model"].items():
-        assert torch.allclose(weight, two["model"][name], atol=1e-4, rtol=1e-4), name
+    assert_same_weights(one, two, atol=1e-4, rtol=1e-4)
 
 
 def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path):
@@ -260,11 +244,8 @@ def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path):
     assert "@ 10 updates)" in out.stdout + out.stderr
     straight = torch.load(tmp_path / "straight/checkpoint_last.pt")
     resumed = torch.load(tmp_path / "resumed/checkpoint_last.pt")
-    for name, weight in straight["model"].items():
-        assert torch.allclose(weight, resumed["model"][name], atol=1e-6, rtol=0), name
-    moved = max((killed_at["model"][k] - straight["model"][k]).abs().max().item()
-                for k in straight["model"])
-    assert moved > 1e-3
+    assert_same_weights(straight, resumed, atol=1e-6, rtol=0)
+    assert largest_weight_change(killed_at, straight) > 1e-3
 
 
 def test_bleu_validation_then_decoding_and_fine_tuning_in_a_chosen_direction(data, tmp_path):
