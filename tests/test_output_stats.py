@@ -1,0 +1,49 @@
+"""examples/output_stats.py: the language and repetition shares of a file of
+outputs, on lines whose answer is known."""
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO, cli_env
+
+sys.path.insert(0, str(REPO / "examples"))
+import output_stats  # noqa: E402
+
+LINES = [
+    "Cliquez sur le bouton et choisissez une couleur dans la liste.",  # French
+    "Click the button and choose a colour from the list.",  # English
+    "Ctrl+Shift+F10",  # no function word
+    "Le style de la page. Le style de la page. Le style de la page.",  # French, repeats
+    "The the and le",  # English: three English function words, one French
+]
+
+
+def test_each_line_gets_the_language_of_its_function_words():
+    tokenized = [output_stats.words(line) for line in LINES]
+    assert [output_stats.line_language(t) for t in tokenized] == [
+        "fr", "en", "none", "fr", "en"]
+    assert output_stats.line_language(["la", "the"]) == "tie"
+    # 13a tokenisation: punctuation is split off, case is ignored
+    assert output_stats.words("The list.") == ["the", "list", "."]
+
+
+def test_repetition_is_a_bigram_three_times():
+    assert output_stats.repeats("a b a b a b".split())
+    assert not output_stats.repeats("a b a b c d".split())
+    assert not output_stats.repeats(["one"])
+
+
+def test_shares_of_a_file_from_the_command_line(tmp_path):
+    path = tmp_path / "hyp.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(REPO / "examples/output_stats.py"),
+                           str(path), "--json"], env=cli_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["lines"] == 5
+    assert result["french_share"] == 0.4
+    assert result["english_share"] == 0.4
+    assert result["no_function_words"] == 0.2
+    assert result["repeating"] == 0.2
