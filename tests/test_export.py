@@ -160,3 +160,20 @@ def test_a_pretraining_checkpoint_is_refused_on_the_command_line(finetuned, tmp_
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
     assert proc.returncode != 0
     assert "Fine-tune it first" in proc.stderr and not (tmp_path / "out.pt").exists()
+
+
+def test_the_serving_benchmark_compares_the_three_systems(finetuned, tmp_path):
+    pytest.importorskip("ctranslate2",
+                        reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/serving.py", "--checkpoint",
+         finetuned / "ft/checkpoint_best.pt", "--data-bin", finetuned / "data-bin",
+         "--spm", finetuned / "spm.model", "--source", DATA / "test.en", "--reference",
+         DATA / "test.fr", "--beam", "2", "--threads", "1", "--work-dir", tmp_path],
+        cwd=REPO, env=cli_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = proc.stdout.split("\nsystem ", 1)[1].splitlines()[1:]  # after the header
+    rows = {line[:22].strip(): line.split()[-5:] for line in table}
+    assert set(rows) == {"fairseq-generate", "CTranslate2 float32", "CTranslate2 int8"}
+    assert rows["fairseq-generate"][1] == "1.00"  # speeds are relative to fairseq
+    assert all(float(row[0]) > 0 for row in rows.values())
