@@ -30,6 +30,7 @@ from dataclasses import fields
 
 import torch
 from fairseq import checkpoint_utils
+from fairseq.dataclass.utils import overwrite_args_by_name
 from fairseq.tasks.translation import TranslationConfig
 from omegaconf import OmegaConf
 
@@ -56,9 +57,8 @@ def plain(value):
     return value
 
 
-def saved_config(checkpoint) -> dict:
-    """The training configuration of ``checkpoint`` as plain containers."""
-    state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
+def saved_config(state) -> dict:
+    """The training configuration of a loaded checkpoint as plain containers."""
     cfg = state["cfg"]
     if OmegaConf.is_config(cfg):
         cfg = OmegaConf.to_container(cfg, resolve=True)
@@ -94,11 +94,13 @@ def direction(cfg, source_lang=None, target_lang=None):
     return src, tgt
 
 
-def load_model(checkpoint, data_bin, src, tgt):
-    """The model and task as fairseq-generate would build them."""
+def load_model(checkpoint, state, data_bin, src, tgt):
+    """The model and task as fairseq-generate would build them, from the
+    already loaded ``state`` of ``checkpoint``."""
     overrides = {"data": os.path.abspath(data_bin), "source_lang": src, "target_lang": tgt}
+    overwrite_args_by_name(state["cfg"], overrides)  # as fairseq's loader does
     models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [checkpoint], arg_overrides=overrides)
+        [checkpoint], state=state)
     model = models[0].eval()
     if not isinstance(model, TransformerMassModel):
         raise ExportError(f"{checkpoint} did not build a transformer_mass model")
@@ -159,7 +161,8 @@ def write_dictionaries(task, src, tgt, out_dir) -> list:
 
 def export(checkpoint, output, data_bin=None, source_lang=None, target_lang=None) -> dict:
     """Write the plain checkpoint and its dictionaries; return what was written."""
-    cfg = saved_config(checkpoint)
+    loaded = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
+    cfg = saved_config(loaded)
     check_exportable(cfg, checkpoint)
     src, tgt = direction(cfg, source_lang, target_lang)
     data_bin = data_bin or cfg["task"].get("data")
@@ -167,7 +170,7 @@ def export(checkpoint, output, data_bin=None, source_lang=None, target_lang=None
         raise ExportError(
             f"no data directory {data_bin!r} with the model's dictionaries: give the "
             "binarized data directory of fine-tuning with --data-bin")
-    model, task = load_model(checkpoint, data_bin, src, tgt)
+    model, task = load_model(checkpoint, loaded, data_bin, src, tgt)
     if model.encoder.embed_langs is not None:
         langs = model.encoder.embed_langs.langs
         if model.encoder.embed_langs.default_src is None:
@@ -241,7 +244,12 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not logger.handlers:  # what was written, on stdout, whatever fairseq set up
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
     args = parse_args(argv)
     if not os.path.isfile(args.checkpoint):
         sys.exit(f"error: --checkpoint {args.checkpoint}: no such file")
@@ -251,15 +259,15 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as err:  # ExportError and fairseq's own
         sys.exit(f"error: {err}")
     src, tgt = written["direction"]
-    print(f"exported {src}->{tgt}: {written['checkpoint']}")
+    logger.info(f"exported {src}->{tgt}: {written['checkpoint']}")
     for path in written["dictionaries"]:
-        print(f"dictionary: {path}")
+        logger.info(f"dictionary: {path}")
     if args.ctranslate2:
         try:
             converted = convert_to_ctranslate2(args.output, args.ctranslate2, args.force)
         except (ExportError, RuntimeError) as err:  # CTranslate2 refuses to overwrite
             sys.exit(f"error: {err}")
-        print(f"CTranslate2 model: {converted}")
+        logger.info(f"CTranslate2 model: {converted}")
     return 0
 
 

@@ -81,6 +81,17 @@ def binarize(lines, dictionary, prefix):
     builder.finalize(f"{prefix}.idx")
 
 
+def binarize_splits(root, splits):
+    """One joint dictionary (``root/dict.txt``) over ``splits``, a dict
+    {name: lines}, and each split binarized as ``root/name.bin/.idx``
+    (e.g. ``train.en``, ``train.fr``: the layout of data-prep/binarize.py)."""
+    dictionary = build_dictionary([line for lines in splits.values() for line in lines])
+    dictionary.save(str(root / "dict.txt"))
+    for name, lines in splits.items():
+        binarize(lines, dictionary, str(root / name))
+    return dictionary
+
+
 @pytest.fixture
 def mono_data(tmp_path):
     """A binarized monolingual corpus: (data dir, train lines, dictionary)."""

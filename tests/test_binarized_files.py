@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, binarize, build_dictionary, make_task, synthetic_sentences
+from conftest import REPO, binarize_splits, make_task, synthetic_sentences
 from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
@@ -56,11 +56,8 @@ def test_a_longer_bin_than_its_index_is_refused_too(mono_data):
 def test_unsupervised_translation_names_the_truncated_pair_file(tmp_path):
     en = synthetic_sentences(1, 60, prefix="e")
     fr = synthetic_sentences(2, 60, prefix="f")
-    dictionary = build_dictionary(en + fr)
-    dictionary.save(str(tmp_path / "dict.txt"))
-    for lang, lines in (("en", en), ("fr", fr)):
-        binarize(lines, dictionary, str(tmp_path / f"train.{lang}"))
-        binarize(lines[:20], dictionary, str(tmp_path / f"test.en-fr.{lang}"))
+    binarize_splits(tmp_path, {"train.en": en, "train.fr": fr,
+                               "test.en-fr.en": en[:20], "test.en-fr.fr": fr[:20]})
     cut(tmp_path / "test.en-fr.en.bin")
     cfg = UnsupervisedTranslationConfig(data=str(tmp_path), langs="en,fr", seed=1,
                                         train_subset="train", dataset_impl=None)

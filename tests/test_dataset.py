@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import binarize, build_dictionary, make_task, synthetic_sentences
+from conftest import binarize_splits, make_task, synthetic_sentences
 from mass_plugin.data.masked_s2s_dataset import PAD_POSITION
 from mass_plugin.data.masking import span_length
 from mass_plugin.tasks.masked_s2s import language_sample_sizes
@@ -221,11 +221,7 @@ def test_missing_split_and_dictionary_say_what_to_create(mono_data, tmp_path_fac
 def test_language_ids_and_temperature_sampling(tmp_path):
     en = synthetic_sentences(40, 90, prefix="e")
     fr = synthetic_sentences(41, 10, prefix="f")
-    dictionary = build_dictionary(en + fr)
-    dictionary.save(str(tmp_path / "dict.txt"))
-    binarize(en, dictionary, str(tmp_path / "train.en"))
-    binarize(fr, dictionary, str(tmp_path / "train.fr"))
-    binarize(fr, dictionary, str(tmp_path / "valid.fr"))
+    binarize_splits(tmp_path, {"train.en": en, "train.fr": fr, "valid.fr": fr})
 
     assert language_sample_sizes([90, 10], 0.5) == {0: 75, 1: 25}  # 3:1 for sqrt(9):1
     task = make_task(tmp_path, langs="en,fr", lang_sampling_alpha=0.5)
@@ -248,12 +244,9 @@ def test_language_ids_and_temperature_sampling(tmp_path):
 
 
 def test_each_upsampled_copy_of_a_sentence_gets_its_own_mask(tmp_path):
-    en = synthetic_sentences(40, 90, prefix="e", min_len=12)
-    fr = synthetic_sentences(41, 10, prefix="f", min_len=12)
-    dictionary = build_dictionary(en + fr)
-    dictionary.save(str(tmp_path / "dict.txt"))
-    binarize(en, dictionary, str(tmp_path / "train.en"))
-    binarize(fr, dictionary, str(tmp_path / "train.fr"))
+    binarize_splits(tmp_path, {
+        "train.en": synthetic_sentences(40, 90, prefix="e", min_len=12),
+        "train.fr": synthetic_sentences(41, 10, prefix="f", min_len=12)})
     task = make_task(tmp_path, langs="en,fr", lang_sampling_alpha=0.5)
     task.load_dataset("train")
     dataset = task.dataset("train")

@@ -5,16 +5,12 @@ import json
 import subprocess
 import sys
 
-from conftest import REPO, binarize, build_dictionary, cli_env, synthetic_sentences
+from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
 
 
 def test_predicted_tokens_per_update_follow_the_span_length(tmp_path):
-    english = synthetic_sentences(1, 200, prefix="e")
-    french = synthetic_sentences(2, 200, prefix="f")
-    dictionary = build_dictionary(english + french)
-    dictionary.save(str(tmp_path / "dict.txt"))
-    binarize(english, dictionary, str(tmp_path / "train.en"))
-    binarize(french, dictionary, str(tmp_path / "train.fr"))
+    binarize_splits(tmp_path, {"train.en": synthetic_sentences(1, 200, prefix="e"),
+                               "train.fr": synthetic_sentences(2, 200, prefix="f")})
     # 400 sentences of about 12 tokens in batches of at most 256 tokens:
     # about 28 batches an epoch, so 30 updates run into the second epoch
     proc = subprocess.run(
