@@ -3,76 +3,27 @@ data, fairseq-train for the pre-trainings, and the recipes
 examples/finetune_nmt.sh and examples/generate.sh for fine-tuning and
 translation. Every run writes its output to a log file."""
 
-import json
-import os
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 from analysis_eval import finetune_valid_ppl
+from recipe_runner import RecipeRunner, finished
 
-HERE = Path(__file__).resolve().parent
 ARCH = "transformer_mass"
 # what makes two runs comparable: a work dir keeps one of each
 SIGNATURE = ("layers", "dim", "ffn", "heads", "pretrain_updates", "finetune_updates",
              "max_tokens", "lr", "warmup", "vocab_size", "seed", "langs", "pair", "beam")
 
 
-class Runner:
+class Runner(RecipeRunner):
     def __init__(self, args):
-        import torch
-
+        super().__init__(args.work_dir, args.jobs)
         self.args = args
-        self.work = Path(args.work_dir).resolve()
         self.data_bin = self.work / "data-bin"
         self.mono_bin = self.work / "mono-bin"
-        self.user_dir = str(HERE.parent / "mass_plugin")
-        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        self.device = ["--fp16"] if gpus else ["--cpu"]  # for training
-        # each training process gets its share of the cores, unless the
-        # environment already says how many threads to use
-        threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or max(
-            1, (os.cpu_count() or 1) // max(1, args.jobs))
-        self.env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                        MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
-                        USER_DIR=self.user_dir, NUM_GPUS=str(gpus))
-        torch.set_num_threads(threads)  # the evaluations run in this process
 
     def check_signature(self):
         """A work dir holds one configuration: refuse to mix budgets or sizes."""
-        wanted = {key: getattr(self.args, key) for key in SIGNATURE}
-        path = self.work / "config.json"
-        if path.exists():
-            saved = json.loads(path.read_text())
-            changed = {k: (saved.get(k), v) for k, v in wanted.items() if saved.get(k) != v}
-            if changed:
-                described = "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in changed.items())
-                sys.exit(f"error: {self.work} holds points made with other settings "
-                         f"({described}). Use another --work-dir, or the same settings "
-                         "to resume.")
-        else:
-            self.work.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(wanted, indent=1) + "\n")
-
-    def run(self, cmd, log, what, env=None):
-        """Run ``cmd`` with its output in ``log``; on failure say where to look."""
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as out:
-            out.write("$ " + shlex.join(cmd) + "\n")
-            out.flush()
-            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                   env=dict(self.env, **(env or {})))
-        if code != 0:
-            tail = log.read_text(errors="replace").splitlines()[-15:]
-            raise RuntimeError(f"{what} failed (exit {code}); the end of {log}:\n  "
-                               + "\n  ".join(tail))
-        return log.read_text(errors="replace")
-
-    def recipe(self, script, log, what, **variables):
-        """Run examples/``script`` with ``variables`` in its environment."""
-        env = {key: str(value) for key, value in variables.items()}
-        self.run(["bash", str(HERE / script)], log, f"{what} (examples/{script})", env)
+        super().check_signature({key: getattr(self.args, key) for key in SIGNATURE})
 
     def model_args(self):
         """The model's sizes (its --arch is ARCH)."""
@@ -167,10 +118,3 @@ class Runner:
         bleu, chrf = scores.read_text().split()
         return float(bleu), float(chrf)
 
-
-def finished(save_dir):
-    """Mark a training as done; its interval checkpoints (kept for resuming)
-    are no longer needed next to checkpoint_last.pt."""
-    for path in save_dir.glob("checkpoint_*_*.pt"):
-        path.unlink()
-    (save_dir / "done").touch()

@@ -138,3 +138,31 @@ def test_news_crawl_processing_without_the_download_says_so(tmp_path):
                 check=False)
     assert proc.returncode == 1
     assert "run without --skip-download" in proc.stderr.decode()
+
+
+def test_in_domain_selection_keeps_the_lines_an_in_domain_sample_prefers(tmp_path):
+    in_domain = ["Choose Tools - Options to change the settings of the document.",
+                 "Click the button in the dialog to open the file."] * 20
+    candidates = ["Click Tools - Options in the dialog.",
+                  "lol see you at the party tonight",
+                  "Open the file in the dialog.",
+                  "my cat ate my homework again",
+                  ""]
+    write(tmp_path / "doc.txt", in_domain)
+    write(tmp_path / "web.txt", candidates)
+    out = prep("select_in_domain.py", "--in-domain", tmp_path / "doc.txt",
+               "--candidates", tmp_path / "web.txt")
+    assert out.stdout.decode().splitlines() == [candidates[0], candidates[2]]
+    assert "kept 2 of 5 lines" in out.stderr.decode()
+    # a higher threshold keeps more, in input order
+    out = prep("select_in_domain.py", "--in-domain", tmp_path / "doc.txt",
+               "--candidates", tmp_path / "web.txt", "--threshold", "100")
+    assert out.stdout.decode().splitlines() == candidates[:4]  # an empty line is never kept
+
+
+def test_in_domain_selection_refuses_an_empty_sample(tmp_path):
+    write(tmp_path / "doc.txt", [])
+    write(tmp_path / "web.txt", ["some text"])
+    out = prep("select_in_domain.py", "--in-domain", tmp_path / "doc.txt",
+               "--candidates", tmp_path / "web.txt", check=False)
+    assert out.returncode == 1 and b"has no words" in out.stderr

@@ -1,0 +1,304 @@
+#!/usr/bin/env python
+"""The low-resource curve as one resumable command: BLEU against the number
+of training pairs, from random initialisation and from MASS pre-trained on
+each monolingual corpus you give.
+
+For each corpus NAME of ``--mono NAME=DIR`` (DIR holds one ``LANG.txt`` per
+language, not translations of each other) the same model is MASS-pre-trained
+for the same number of updates (initialisation ``mass_NAME``; the checkpoint
+with the best masked-span loss on the corpus's held-out lines). Then, for
+each N of ``--sizes``, each seed and each direction, the same fine-tuning
+budget on the first N pairs of ``--para-dir/train`` from each
+initialisation and from none (``random``), the checkpoint with the best
+validation loss, translation of the test set with beam search, sacreBLEU.
+
+All models share one sentencepiece model and one dictionary, learned on the
+monolingual text of all corpora. Outputs in ``--work-dir``:
+
+    low-resource.csv            n_pairs,init,seed,direction,bleu,chrf,valid_nll,minutes
+    low-resource.png            BLEU against N, one line per initialisation
+    bootstrap.csv               each MASS run against random at the same N,
+                                seed and direction (sacreBLEU's paired bootstrap)
+    low-resource.NAME.csv, bootstrap.NAME.csv   the same on --extra-test NAME
+
+Run the same command again after an interruption: finished runs are kept,
+an interrupted training resumes from its last checkpoint. Add an
+``--extra-test`` later and the finished models are scored on it, not
+retrained.
+
+  python examples/low_resource_curve.py --para-dir SHARED/para/en-fr \\
+      --mono web=SHARED/mono --mono doc=work/in-domain --work-dir work/curve
+"""
+
+import argparse
+import json
+import logging
+import re
+import sys
+import time
+from dataclasses import dataclass
+
+from curve_data import CurveData
+from curve_report import write_reports
+from recipe_runner import RecipeRunner, finished
+
+PRESETS = {
+    # a 2+2-layer, 128-dimension model: minutes per run on 2 CPU cores
+    "cpu": dict(layers=2, dim=128, ffn=512, heads=4, vocab_size=4000, max_tokens=2048,
+                pretrain_updates=3000, pretrain_lr=0.001, pretrain_warmup=300,
+                finetune_updates=1000, lr=0.001, warmup=100, dropout=0.1,
+                validate_every=100, patience=3),
+    # the paper's base Transformer on one GPU
+    "gpu": dict(layers=6, dim=512, ffn=2048, heads=8, vocab_size=32000, max_tokens=8192,
+                pretrain_updates=50000, pretrain_lr=0.0005, pretrain_warmup=4000,
+                finetune_updates=5000, lr=0.0005, warmup=1000, dropout=0.1,
+                validate_every=250, patience=10),
+}
+# validate and save every --validate-every updates, not at the end of each
+# epoch too: --patience then counts the same span of training at every N
+EVERY_N_UPDATES_ONLY = ["--validate-interval", "1000000", "--save-interval", "1000000"]
+# what makes two runs comparable: a work dir keeps one of each
+SIGNATURE = ("layers", "dim", "ffn", "heads", "vocab_size", "max_tokens",
+             "pretrain_updates", "pretrain_lr", "pretrain_warmup", "mask_ratio",
+             "finetune_updates", "lr", "warmup", "dropout", "validate_every", "patience",
+             "beam", "langs", "mono", "para_dir", "valid_lines")
+
+
+@dataclass(frozen=True)
+class Run:
+    n_pairs: int
+    init: str  # random | mass_NAME
+    seed: int
+    direction: str  # SRC-TGT
+
+    @property
+    def name(self):
+        return f"n{self.n_pairs}-{self.init}-seed{self.seed}-{self.direction}"
+
+
+def named_paths(parser, flag, values):
+    """NAME=PATH options as a dict, or the parser's error naming the flag."""
+    paths = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9_]+", name) or not path:
+            parser.error(f"{flag} {value!r}: expected NAME=PATH with NAME in [a-z0-9_]")
+        if name in paths:
+            parser.error(f"{flag}: {name} given twice")
+        paths[name] = path
+    return paths
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--para-dir", required=True,
+                        help="train/valid/test.LANG pairs (the first N train pairs are used)")
+    parser.add_argument("--mono", action="append", metavar="NAME=DIR",
+                        help="a monolingual corpus (DIR/LANG.txt per language); its MASS "
+                        "initialisation is called mass_NAME; repeat for more")
+    parser.add_argument("--extra-test", action="append", default=[], metavar="NAME=PREFIX",
+                        help="also score every run on PREFIX.SRC -> PREFIX.TGT (raw text)")
+    parser.add_argument("--work-dir", default="work/low-resource-curve")
+    parser.add_argument("--langs", default="en,fr", help="the two languages")
+    parser.add_argument("--sizes", default="1000,3000,10000", help="numbers of pairs N")
+    parser.add_argument("--seeds", default="1,2", help="fine-tuning seeds")
+    parser.add_argument("--max-seeded-size", type=int, default=3000,
+                        help="sizes above this run with the first seed only")
+    parser.add_argument("--directions", default=None,
+                        help="comma-separated SRC-TGT (default: both ways)")
+    parser.add_argument("--inits", default=None,
+                        help="a subset of random,mass_NAME... to run (default: all)")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu",
+                        help="model size and budgets; the options below override it")
+    for name, kind in (("layers", int), ("dim", int), ("ffn", int), ("heads", int),
+                       ("vocab-size", int), ("max-tokens", int), ("pretrain-updates", int),
+                       ("pretrain-lr", float), ("pretrain-warmup", int),
+                       ("finetune-updates", int), ("lr", float), ("warmup", int),
+                       ("dropout", float), ("validate-every", int), ("patience", int)):
+        parser.add_argument(f"--{name}", type=kind, default=None)
+    parser.add_argument("--mask-ratio", type=float, default=0.5)
+    parser.add_argument("--valid-lines", type=int, default=1000,
+                        help="lines of each monolingual corpus held out for validation")
+    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--plot-only", action="store_true",
+                        help="only rewrite the CSV files and the plot")
+    return parser
+
+
+def int_list(parser, flag, text):
+    try:
+        values = [int(v) for v in text.split(",") if v]
+    except ValueError:
+        parser.error(f"{flag} must be comma-separated integers, got {text!r}")
+    if not values or min(values) <= 0:
+        parser.error(f"{flag} needs positive integers, got {text!r}")
+    return values
+
+
+def parse_args(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for key, value in PRESETS[args.preset].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.mono = named_paths(parser, "--mono", args.mono)
+    args.extra_tests = named_paths(parser, "--extra-test", args.extra_test)
+    args.langs = [lang for lang in args.langs.split(",") if lang]
+    if len(args.langs) != 2:
+        parser.error(f"--langs needs two languages, got {args.langs}")
+    args.sizes = int_list(parser, "--sizes", args.sizes)
+    args.seeds = int_list(parser, "--seeds", args.seeds)
+    a, b = args.langs
+    args.directions = (args.directions or f"{a}-{b},{b}-{a}").split(",")
+    for direction in args.directions:
+        if sorted(direction.split("-")) != sorted(args.langs):
+            parser.error(f"--directions: {direction} is not {a}-{b} or {b}-{a}")
+    known = ["random"] + [f"mass_{name}" for name in args.mono]
+    args.inits = args.inits.split(",") if args.inits else known
+    if set(args.inits) - set(known):
+        parser.error(f"--inits: unknown {sorted(set(args.inits) - set(known))} (known: "
+                     f"{', '.join(known)}; each --mono NAME gives mass_NAME)")
+    return args
+
+
+def runs_of(args):
+    """Seed by seed, so that a partial curve is already a whole one."""
+    return [Run(n, init, seed, direction)
+            for i, seed in enumerate(args.seeds)
+            for n in args.sizes if i == 0 or n <= args.max_seeded_size
+            for direction in args.directions for init in args.inits]
+
+
+class Curve(RecipeRunner):
+    def __init__(self, args):
+        super().__init__(args.work_dir)
+        self.args = args
+        self.data = CurveData(self, args)
+
+    def model_args(self):
+        a = self.args
+        return ["--encoder-layers", str(a.layers), "--decoder-layers", str(a.layers),
+                "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
+                "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
+                "--encoder-attention-heads", str(a.heads),
+                "--decoder-attention-heads", str(a.heads), "--dropout", str(a.dropout),
+                "--num-workers", "0"]
+
+    def pretrain(self, name):
+        """MASS on corpus ``name``; its best checkpoint."""
+        a, save_dir = self.args, self.work / "pretrain" / name
+        if not (save_dir / "done").exists():
+            print(f"== pre-training mass_{name}: {a.pretrain_updates} updates "
+                  f"(log: {save_dir}.log)", flush=True)
+            start = time.time()
+            self.recipe("pretrain.sh", save_dir.with_suffix(".log"), f"pre-training {name}",
+                        DATA_BIN=self.data.mono_bin(name), SAVE_DIR=save_dir,
+                        LANGS=",".join(a.langs), MASK_RATIO=a.mask_ratio,
+                        MAX_TOKENS=a.max_tokens, TOKENS_PER_UPDATE=a.max_tokens,
+                        LR=a.pretrain_lr, WARMUP=a.pretrain_warmup,
+                        MAX_UPDATE=a.pretrain_updates,
+                        VALIDATE_EVERY=max(1, a.pretrain_updates // 6),
+                        EXTRA_ARGS=" ".join(self.model_args() + ["--seed", "1"]))
+            (save_dir / "minutes").write_text(f"{(time.time() - start) / 60:.1f}\n")
+            finished(save_dir)
+        return save_dir / "checkpoint_best.pt"
+
+    def finetune(self, run, rdir):
+        a = self.args
+        src, tgt = run.direction.split("-")
+        save_dir, log = rdir / "checkpoints", rdir / "finetune.log"
+        if (save_dir / "done").exists():
+            return log
+        pretrained = "" if run.init == "random" else self.pretrain(run.init[len("mass_"):])
+        self.recipe(
+            "finetune_nmt.sh", log, f"fine-tuning {run.name}",
+            DATA_BIN=self.data.para_bin(run.n_pairs), PRETRAINED=pretrained,
+            SAVE_DIR=save_dir, SRC=src, TGT=tgt, MAX_TOKENS=a.max_tokens,
+            TOKENS_PER_UPDATE=a.max_tokens, LR=a.lr, WARMUP=a.warmup,
+            MAX_UPDATE=a.finetune_updates, PATIENCE=a.patience, LOG_INTERVAL=50,
+            EXTRA_ARGS=" ".join(self.model_args() + [
+                "--seed", str(run.seed), "--validate-interval-updates", str(a.validate_every),
+                "--save-interval-updates", str(a.validate_every),
+                "--keep-interval-updates", "1", *EVERY_N_UPDATES_ONLY]))
+        finished(save_dir)
+        return log
+
+    def score(self, run, rdir, test):
+        """BLEU and chrF of the best checkpoint on test set ``test`` (None:
+        the para test set, else an --extra-test name)."""
+        src, tgt = run.direction.split("-")
+        if test is None:
+            data_bin, stem = self.data.para_bin(run.n_pairs), "test"
+            reference = f"{self.args.para_dir}/test.{tgt}"
+        else:
+            data_bin, stem = self.data.test_bin(test), f"test-{test}"
+            reference = f"{self.args.extra_tests[test]}.{tgt}"
+        scores = rdir / f"{stem}.scores"
+        self.recipe("generate.sh", rdir / f"{stem}.log", f"translating {stem} ({run.name})",
+                    DATA_BIN=data_bin, CHECKPOINT=rdir / "checkpoints" / "checkpoint_best.pt",
+                    SRC=src, TGT=tgt, SUBSET="test", REFERENCE=reference,
+                    OUTPUT=rdir / f"{stem}.txt", BEAM=self.args.beam, SCORES=scores,
+                    EXTRA_ARGS="--num-workers 0")
+        bleu, chrf = scores.read_text().split()
+        return {"bleu": float(bleu), "chrf": float(chrf), "reference": str(reference)}
+
+    def run_one(self, run, index, total):
+        rdir = self.work / "runs" / run.name
+        path = rdir / "result.json"
+        result = json.loads(path.read_text()) if path.exists() else None
+        tests = [None] + list(self.args.extra_tests)
+        missing = [t for t in tests if result is None or (t or "test") not in result["scores"]]
+        if not missing:
+            print(f"[{index}/{total}] {run.name}: done before, kept", flush=True)
+            return
+        start = time.time()
+        if result is None:
+            print(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)",
+                  flush=True)
+            log = self.finetune(run, rdir)
+            result = dict(vars(run), valid_nll=best_valid_nll(log), scores={})
+        for test in missing:
+            result["scores"][test or "test"] = self.score(run, rdir, test)
+        result["minutes"] = round(result.get("minutes", 0) + (time.time() - start) / 60, 1)
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        test = result["scores"]["test"]
+        print(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
+              f"valid nll {result['valid_nll']} ({result['minutes']} min)", flush=True)
+
+
+def best_valid_nll(log):
+    """The nll (bits per token) of the validation with the lowest loss, the
+    one checkpoint_best.pt was saved at."""
+    found = re.findall(r"valid on 'valid' subset \| loss ([\d.]+) \| nll_loss ([\d.]+)",
+                       log.read_text(errors="replace"))
+    if not found:
+        raise RuntimeError(f"no validation result in {log}")
+    return float(min(found, key=lambda pair: float(pair[0]))[1])
+
+
+def main(argv=None):
+    logging.basicConfig(level=logging.WARNING)
+    args = parse_args(argv)
+    curve = Curve(args)
+    runs = runs_of(args)
+    failures = []
+    if not args.plot_only:
+        if not args.mono and any(r.init != "random" for r in runs):
+            sys.exit("error: no --mono corpus: give at least one for a MASS initialisation")
+        curve.check_signature({key: getattr(args, key) for key in SIGNATURE})
+        curve.data.prepare()
+        for index, run in enumerate(runs, 1):
+            try:
+                curve.run_one(run, index, len(runs))
+            except RuntimeError as error:  # the other runs go on
+                failures.append(run.name)
+                print(f"[{index}/{len(runs)}] {run.name} failed: {error}", file=sys.stderr,
+                      flush=True)
+    write_reports(curve.work, runs, [None] + list(args.extra_tests))
+    if failures:
+        sys.exit(f"error: {len(failures)} run(s) failed: {', '.join(failures)}; fix the "
+                 "cause and run the same command again")
+
+
+if __name__ == "__main__":
+    main()

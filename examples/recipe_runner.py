@@ -1,0 +1,74 @@
+"""Running the recipes of examples/ from Python, for the multi-run
+experiments (analysis.py, low_resource_curve.py): one work directory per
+experiment, one configuration per work directory, every command's output in a
+log file, and errors that say which log to read."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class RecipeRunner:
+    def __init__(self, work_dir, jobs=1):
+        import torch
+
+        self.work = Path(work_dir).resolve()
+        self.user_dir = str(HERE.parent / "mass_plugin")
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        self.device = ["--fp16"] if gpus else ["--cpu"]  # for training
+        # each training process gets its share of the cores, unless the
+        # environment already says how many threads to use
+        threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or max(
+            1, (os.cpu_count() or 1) // max(1, jobs))
+        self.env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                        MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
+                        USER_DIR=self.user_dir, NUM_GPUS=str(gpus))
+        torch.set_num_threads(threads)  # evaluations run in this process
+
+    def check_signature(self, wanted):
+        """A work dir holds one configuration (``wanted``, a dict saved as
+        config.json): refuse to mix budgets or sizes."""
+        path = self.work / "config.json"
+        if path.exists():
+            saved = json.loads(path.read_text())
+            changed = {k: (saved.get(k), v) for k, v in wanted.items() if saved.get(k) != v}
+            if changed:
+                described = "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in changed.items())
+                sys.exit(f"error: {self.work} holds runs made with other settings "
+                         f"({described}). Use another --work-dir, or the same settings "
+                         "to resume.")
+        else:
+            self.work.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(wanted, indent=1) + "\n")
+
+    def run(self, cmd, log, what, env=None):
+        """Run ``cmd`` with its output in ``log``; on failure say where to look."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as out:
+            out.write("$ " + shlex.join(cmd) + "\n")
+            out.flush()
+            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                   env=dict(self.env, **(env or {})))
+        if code != 0:
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+            raise RuntimeError(f"{what} failed (exit {code}); the end of {log}:\n  "
+                               + "\n  ".join(tail))
+        return log.read_text(errors="replace")
+
+    def recipe(self, script, log, what, **variables):
+        """Run examples/``script`` with ``variables`` in its environment."""
+        env = {key: str(value) for key, value in variables.items()}
+        self.run(["bash", str(HERE / script)], log, f"{what} (examples/{script})", env)
+
+
+def finished(save_dir):
+    """Mark a training as done; its interval checkpoints (kept for resuming)
+    are no longer needed next to checkpoint_last.pt and checkpoint_best.pt."""
+    for path in save_dir.glob("checkpoint_*_*.pt"):
+        path.unlink()
+    (save_dir / "done").touch()

@@ -1,0 +1,149 @@
+"""examples/low_resource_curve.py, shrunken: a tiny model, a few updates, two
+sizes, two seeds, on slices of the bundled real text; and its parts."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BIN_DIR, REPO, cli_env, write
+
+sys.path.insert(0, str(REPO / "examples"))
+import low_resource_curve as curve  # noqa: E402
+
+DATA = REPO / "examples" / "data"
+SMALL = ["--sizes", "40,80", "--seeds", "1,2", "--max-seeded-size", "40",
+         "--directions", "en-fr", "--layers", "1", "--dim", "32", "--ffn", "64",
+         "--heads", "2", "--vocab-size", "300", "--max-tokens", "512",
+         "--pretrain-updates", "4", "--pretrain-warmup", "2", "--finetune-updates", "4",
+         "--warmup", "2", "--validate-every", "2", "--valid-lines", "40", "--beam", "2"]
+
+
+def run_curve(*args, check=True):
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "low_resource_curve.py"),
+                           *SMALL, *map(str, args)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"low_resource_curve.py failed:\n{proc.stdout[-3000:]}\n"
+                             f"{proc.stderr[-3000:]}")
+    return proc.stdout + proc.stderr
+
+
+def lines(name, lang, count, start=0):
+    text = (DATA / f"{name}.{lang}").read_text(encoding="utf-8").splitlines()
+    return text[start:start + count]
+
+
+@pytest.fixture(scope="module")
+def curve_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("curve")
+    for sub in ("doc", "para", "extra"):
+        (root / sub).mkdir()
+    for lang in ("en", "fr"):
+        write(root / "doc" / f"{lang}.txt", lines("mono", lang, 400))
+        write(root / "para" / f"train.{lang}", lines("train", lang, 80))
+        for split in ("valid", "test"):
+            write(root / "para" / f"{split}.{lang}", lines(split, lang, 30))
+        write(root / "extra" / f"set.{lang}", lines("test", lang, 20, start=100))
+    work = root / "work"
+    common = ["--para-dir", root / "para", "--mono", f"doc={root / 'doc'}", "--work-dir", work]
+    first = run_curve(*common)
+    # the same command with an extra test set: scored, nothing retrained
+    second = run_curve(*common, "--extra-test", f"set={root / 'extra' / 'set'}")
+    return root, work, first, second
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
+    _, work, first, _ = curve_run
+    rows = read_csv(work / "low-resource.csv")
+    assert list(rows[0]) == ["n_pairs", "init", "seed", "direction", "bleu", "chrf",
+                             "valid_nll", "minutes"]
+    # seed 2 only at the sizes up to --max-seeded-size
+    assert sorted((r["n_pairs"], r["init"], r["seed"]) for r in rows) == sorted(
+        (n, init, seed) for n, seed in (("40", "1"), ("80", "1"), ("40", "2"))
+        for init in ("random", "mass_doc"))
+    for row in rows:
+        assert row["direction"] == "en-fr"
+        assert 0 <= float(row["bleu"]) <= 100 and 0 <= float(row["chrf"]) <= 100
+        assert 0 < float(row["valid_nll"]) < 20
+    pairs = read_csv(work / "bootstrap.csv")
+    assert len(pairs) == 3 and {p["init"] for p in pairs} == {"mass_doc"}
+    for pair in pairs:
+        assert 0 <= float(pair["p_value"]) <= 1
+        assert abs(float(pair["delta"]) - (float(pair["bleu"]) - float(pair["random_bleu"]))) < 0.02
+    png = (work / "low-resource.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert "[6/6] n40-mass_doc-seed2-en-fr: BLEU" in first and "== 6 of 6 runs" in first
+
+
+def test_mass_runs_start_from_the_pretrained_checkpoint_and_random_ones_do_not(curve_run):
+    _, work, _, _ = curve_run
+    assert (work / "pretrain" / "doc" / "checkpoint_best.pt").exists()
+    assert (work / "pretrain" / "doc" / "done").exists()
+    for run in ("n40-mass_doc-seed1-en-fr", "n80-mass_doc-seed1-en-fr"):
+        assert "loading pretrained model from" in (work / "runs" / run / "finetune.log").read_text()
+    assert "loading pretrained model from" not in (
+        work / "runs" / "n40-random-seed1-en-fr" / "finetune.log").read_text()
+    # the first N pairs of the training set, N per size
+    for n in (40, 80):
+        assert len((work / "raw" / "para" / f"train.{n}.en").read_text().splitlines()) == n
+
+
+def test_a_rerun_keeps_finished_runs_and_scores_an_added_test_set(curve_run):
+    _, work, _, second = curve_run
+    assert second.count("done before, kept") == 0  # each run had a test set to add
+    assert "fine-tuning (log" not in second
+    assert "pre-training" not in second
+    extra = read_csv(work / "low-resource.set.csv")
+    assert len(extra) == 6
+    for run in (work / "runs").iterdir():
+        result = json.loads((run / "result.json").read_text())
+        assert set(result["scores"]) == {"test", "set"}
+        hyps = (run / "test-set.txt").read_text().splitlines()
+        assert len(hyps) == 20
+    assert len(read_csv(work / "bootstrap.set.csv")) == 3
+
+
+def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
+    root, work, _, _ = curve_run
+    out = run_curve("--para-dir", root / "para", "--mono", f"doc={root / 'doc'}",
+                    "--work-dir", work, "--lr", "0.5", check=False)
+    assert "holds runs made with other settings" in out and "lr: 0.001 -> 0.5" in out
+
+
+def test_bad_arguments_name_the_flag(tmp_path):
+    with pytest.raises(SystemExit):
+        curve.parse_args(["--para-dir", "p", "--mono", "web"])
+    with pytest.raises(SystemExit):
+        curve.parse_args(["--para-dir", "p", "--mono", "a=x", "--inits", "mass_b"])
+    out = run_curve("--para-dir", tmp_path, "--mono", f"web={tmp_path / 'none'}",
+                    "--work-dir", tmp_path / "w", check=False)
+    assert f"--mono web={tmp_path / 'none'}: no {tmp_path / 'none' / 'en.txt'}" in out
+
+
+def test_runs_go_seed_by_seed_and_larger_sizes_get_one_seed():
+    args = curve.parse_args(["--para-dir", "p", "--mono", "web=w", "--mono", "doc=d",
+                             "--sizes", "1000,3000,10000", "--seeds", "1,2"])
+    runs = curve.runs_of(args)
+    assert len(runs) == (3 + 2) * 2 * 3
+    assert [r.seed for r in runs] == [1] * 18 + [2] * 12
+    assert {r.n_pairs for r in runs if r.seed == 2} == {1000, 3000}
+    assert {r.init for r in runs} == {"random", "mass_web", "mass_doc"}
+
+
+def test_the_valid_nll_is_the_one_of_the_best_validation(tmp_path):
+    log = tmp_path / "finetune.log"
+    write(log, ["| valid | epoch 001 | valid on 'valid' subset | loss 9.5 | nll_loss 9.1 | ppl 1",
+                "| valid | epoch 002 | valid on 'valid' subset | loss 7.25 | nll_loss 6.5 | ppl 1",
+                "| valid | epoch 003 | valid on 'valid' subset | loss 7.5 | nll_loss 6.4 | ppl 1"])
+    assert curve.best_valid_nll(log) == 6.5
