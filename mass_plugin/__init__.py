@@ -4,10 +4,13 @@ Use with ``--user-dir mass_plugin``: importing the package registers the task
 ``masked_s2s``, the ``transformer_mass`` architectures and the criteria
 ``masked_s2s_loss`` and ``encoder_mlm_loss`` with fairseq, and lets fairseq
 load checkpoints on torch >= 2.6 through an allow-list (see :mod:`mass_plugin.checkpoint_safety`).
+It also makes fairseq's ``--no-repeat-ngram-size`` work on CPU (see
+:mod:`mass_plugin.ngram_blocking`).
 """
 
-from . import checkpoint_safety, criterions, data, models, tasks  # noqa: F401  (registration)
+from . import checkpoint_safety, criterions, data, models, ngram_blocking, tasks  # noqa: F401
 
 checkpoint_safety.install()
+ngram_blocking.install()
 
 __version__ = "0.1.0"

@@ -87,6 +87,28 @@ def test_generate_translates_every_test_sentence_without_an_env_workaround(workd
     assert bleu > 10.0  # the word map is learnt (about 20 here); a broken model scores ~0
 
 
+def repeated_bigrams(tokens):
+    bigrams = list(zip(tokens, tokens[1:]))
+    return len(bigrams) - len(set(bigrams))
+
+
+def test_no_repeat_ngram_size_blocks_repeats_on_cpu(workdir):
+    """fairseq 0.12 alone ignores the option on CPU; the plugin fixes it."""
+    root, _, _ = workdir
+    hypotheses = {}
+    for flags in ([], ["--no-repeat-ngram-size", "2"]):
+        out = run_cli(["fairseq-generate", root / "pairs-bin", "--user-dir", "mass_plugin",
+                       "--path", root / "ckpt/ft/checkpoint_best.pt", "--beam", "5",
+                       "--batch-size", "16", "--required-batch-size-multiple", "1", "--cpu",
+                       *flags], cwd=REPO)
+        hypotheses[bool(flags)] = [line.split("\t")[2] if line.count("\t") == 2 else ""
+                                   for line in out.stdout.splitlines() if line.startswith("H-")]
+    assert len(hypotheses[True]) == len(hypotheses[False]) == 30
+    # the synthetic sentences repeat words, and so does the model without the option
+    assert sum(repeated_bigrams(h.split()) for h in hypotheses[False]) > 0
+    assert all(repeated_bigrams(h.split()) == 0 for h in hypotheses[True])
+
+
 def test_interactive_translates_stdin_from_another_directory(workdir, tmp_path):
     root, _, _ = workdir
     user_dir = subprocess.run([sys.executable, "-m", "mass_plugin"], cwd=tmp_path,
