@@ -251,6 +251,8 @@ class Curve(RecipeRunner):
         if not missing:
             print(f"[{index}/{total}] {run.name}: done before, kept", flush=True)
             return
+        if result is None and run.init != "random":
+            self.pretrain(run.init[len("mass_"):])  # timed apart, once per corpus
         start = time.time()
         if result is None:
             print(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)",
@@ -259,7 +261,8 @@ class Curve(RecipeRunner):
             result = dict(vars(run), valid_nll=best_valid_nll(log), scores={})
         for test in missing:
             result["scores"][test or "test"] = self.score(run, rdir, test)
-        result["minutes"] = round(result.get("minutes", 0) + (time.time() - start) / 60, 1)
+        if "minutes" not in result:  # fine-tuning and scoring, as first run
+            result["minutes"] = round((time.time() - start) / 60, 1)
         path.write_text(json.dumps(result, indent=1) + "\n")
         test = result["scores"]["test"]
         print(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
