@@ -10,7 +10,8 @@ with the best masked-span loss on the corpus's held-out lines). Then, for
 each N of ``--sizes``, each seed and each direction, the same fine-tuning
 budget on the first N pairs of ``--para-dir/train`` from each
 initialisation and from none (``random``), the checkpoint with the best
-validation loss, translation of the test set with beam search, sacreBLEU.
+validation BLEU (``--select-by loss`` for the lowest validation loss),
+translation of the test set with beam search, sacreBLEU.
 
 All models share one sentencepiece model and one dictionary, learned on the
 monolingual text of all corpora. Outputs in ``--work-dir``:
@@ -57,11 +58,19 @@ PRESETS = {
 # validate and save every --validate-every updates, not at the end of each
 # epoch too: --patience then counts the same span of training at every N
 EVERY_N_UPDATES_ONLY = ["--validate-interval", "1000000", "--save-interval", "1000000"]
+# which validation checkpoint_best.pt (and early stopping) follows: BLEU of
+# greedy decoding of the valid set, or the label-smoothed loss
+SELECT_BY = {
+    "bleu": ["--eval-bleu", "--eval-bleu-args", '{"beam":1,"max_len_a":1.5,"max_len_b":10}',
+             "--eval-bleu-remove-bpe", "sentencepiece", "--best-checkpoint-metric", "bleu",
+             "--maximize-best-checkpoint-metric"],
+    "loss": [],
+}
 # what makes two runs comparable: a work dir keeps one of each
 SIGNATURE = ("layers", "dim", "ffn", "heads", "vocab_size", "max_tokens",
              "pretrain_updates", "pretrain_lr", "pretrain_warmup", "mask_ratio",
              "finetune_updates", "lr", "warmup", "dropout", "validate_every", "patience",
-             "beam", "langs", "mono", "para_dir", "valid_lines")
+             "beam", "langs", "mono", "para_dir", "valid_lines", "select_by")
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,10 @@ def build_parser():
     parser.add_argument("--mask-ratio", type=float, default=0.5)
     parser.add_argument("--valid-lines", type=int, default=1000,
                         help="lines of each monolingual corpus held out for validation")
-    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--select-by", choices=sorted(SELECT_BY), default="bleu",
+                        help="the fine-tuning checkpoint kept, and early stopping: by the "
+                        "BLEU of greedy decoding of the valid set (default), or by valid loss")
+    parser.add_argument("--beam", type=int, default=5, help="beam of the test translation")
     parser.add_argument("--plot-only", action="store_true",
                         help="only rewrite the CSV files and the plot")
     return parser
@@ -219,7 +231,8 @@ class Curve(RecipeRunner):
             EXTRA_ARGS=" ".join(self.model_args() + [
                 "--seed", str(run.seed), "--validate-interval-updates", str(a.validate_every),
                 "--save-interval-updates", str(a.validate_every),
-                "--keep-interval-updates", "1", *EVERY_N_UPDATES_ONLY]))
+                "--keep-interval-updates", "1", *EVERY_N_UPDATES_ONLY,
+                *SELECT_BY[a.select_by]]))
         finished(save_dir)
         return log
 
@@ -258,7 +271,8 @@ class Curve(RecipeRunner):
             print(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)",
                   flush=True)
             log = self.finetune(run, rdir)
-            result = dict(vars(run), valid_nll=best_valid_nll(log), scores={})
+            result = dict(vars(run), valid_nll=best_valid_nll(log, self.args.select_by),
+                          scores={})
         for test in missing:
             result["scores"][test or "test"] = self.score(run, rdir, test)
         if "minutes" not in result:  # fine-tuning and scoring, as first run
@@ -269,14 +283,22 @@ class Curve(RecipeRunner):
               f"valid nll {result['valid_nll']} ({result['minutes']} min)", flush=True)
 
 
-def best_valid_nll(log):
-    """The nll (bits per token) of the validation with the lowest loss, the
-    one checkpoint_best.pt was saved at."""
-    found = re.findall(r"valid on 'valid' subset \| loss ([\d.]+) \| nll_loss ([\d.]+)",
-                       log.read_text(errors="replace"))
+def best_valid_nll(log, select_by="loss"):
+    """The nll (bits per token) of the validation that checkpoint_best.pt
+    was saved at: the lowest loss, or the highest BLEU."""
+    found = []
+    for line in re.findall(r"valid on 'valid' subset (\|.*)", log.read_text(errors="replace")):
+        fields = dict(re.findall(r"\| (\w+) ([-\d.]+)", line))
+        if "nll_loss" in fields and select_by in fields:
+            found.append((float(fields[select_by]), float(fields["nll_loss"])))
     if not found:
-        raise RuntimeError(f"no validation result in {log}")
-    return float(min(found, key=lambda pair: float(pair[0]))[1])
+        raise RuntimeError(f"no validation {select_by} in {log}")
+    sign = 1 if select_by == "bleu" else -1
+    best = found[0]
+    for value, nll in found[1:]:  # a tie goes to the later one, as in fairseq
+        if sign * value >= sign * best[0]:
+            best = (value, nll)
+    return best[1]
 
 
 def main(argv=None):

@@ -4,6 +4,7 @@ sizes, two seeds, on slices of the bundled real text; and its parts."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -143,7 +144,18 @@ def test_runs_go_seed_by_seed_and_larger_sizes_get_one_seed():
 
 def test_the_valid_nll_is_the_one_of_the_best_validation(tmp_path):
     log = tmp_path / "finetune.log"
-    write(log, ["| valid | epoch 001 | valid on 'valid' subset | loss 9.5 | nll_loss 9.1 | ppl 1",
-                "| valid | epoch 002 | valid on 'valid' subset | loss 7.25 | nll_loss 6.5 | ppl 1",
-                "| valid | epoch 003 | valid on 'valid' subset | loss 7.5 | nll_loss 6.4 | ppl 1"])
-    assert curve.best_valid_nll(log) == 6.5
+    write(log, ["| valid on 'valid' subset | loss 9.5 | nll_loss 9.1 | ppl 1 | bleu 1.2 | wps 9",
+                "| valid on 'valid' subset | loss 7.25 | nll_loss 6.5 | ppl 1 | bleu 3.1 | wps 9",
+                "| valid on 'valid' subset | loss 7.5 | nll_loss 6.4 | ppl 1 | bleu 4.05 | wps 9",
+                "| valid on 'valid' subset | loss 7.25 | nll_loss 6.45 | ppl 1 | bleu 2 | wps 9"])
+    # a tie goes to the later validation: fairseq saves checkpoint_best.pt then
+    assert curve.best_valid_nll(log, "loss") == 6.45
+    assert curve.best_valid_nll(log, "bleu") == 6.4
+
+
+def test_checkpoints_are_kept_by_validation_bleu(curve_run):
+    _, work, _, _ = curve_run
+    log = (work / "runs" / "n40-random-seed1-en-fr" / "finetune.log").read_text()
+    # every validation decodes the valid set; checkpoint_best.pt follows its BLEU
+    assert len(re.findall(r"valid on 'valid' subset \|.* \| bleu [\d.]+ ", log)) == 2
+    assert re.search(r"\| best_bleu [\d.]+", log)
