@@ -6,7 +6,7 @@ translation. Every run writes its output to a log file."""
 from pathlib import Path
 
 from analysis_eval import finetune_valid_ppl
-from recipe_runner import RecipeRunner, finished
+from recipe_runner import RecipeRunner, finished, size_args
 
 ARCH = "transformer_mass"
 # what makes two runs comparable: a work dir keeps one of each
@@ -27,12 +27,7 @@ class Runner(RecipeRunner):
 
     def model_args(self):
         """The model's sizes (its --arch is ARCH)."""
-        a = self.args
-        return ["--encoder-layers", str(a.layers), "--decoder-layers", str(a.layers),
-                "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
-                "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
-                "--encoder-attention-heads", str(a.heads),
-                "--decoder-attention-heads", str(a.heads)]
+        return size_args(self.args)
 
     def schedule_args(self, updates):
         """Seed, interval checkpoints to resume from, and data loading, for a

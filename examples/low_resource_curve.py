@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from curve_data import CurveData
 from curve_report import write_reports
-from recipe_runner import RecipeRunner, finished
+from recipe_runner import RecipeRunner, finished, size_args
 
 PRESETS = {
     # a 2+2-layer, 128-dimension model: minutes per run on 2 CPU cores
@@ -188,13 +188,8 @@ class Curve(RecipeRunner):
         self.data = CurveData(self, args)
 
     def model_args(self):
-        a = self.args
-        return ["--encoder-layers", str(a.layers), "--decoder-layers", str(a.layers),
-                "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
-                "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
-                "--encoder-attention-heads", str(a.heads),
-                "--decoder-attention-heads", str(a.heads), "--dropout", str(a.dropout),
-                "--num-workers", "0"]
+        return size_args(self.args) + ["--dropout", str(self.args.dropout),
+                                        "--num-workers", "0"]
 
     def pretrain(self, name):
         """MASS on corpus ``name``; its best checkpoint."""

@@ -66,6 +66,16 @@ class RecipeRunner:
         self.run(["bash", str(HERE / script)], log, f"{what} (examples/{script})", env)
 
 
+def size_args(args):
+    """fairseq-train's model size options from ``args.layers``, ``dim``,
+    ``ffn`` and ``heads`` (the same on the encoder and the decoder)."""
+    return ["--encoder-layers", str(args.layers), "--decoder-layers", str(args.layers),
+            "--encoder-embed-dim", str(args.dim), "--decoder-embed-dim", str(args.dim),
+            "--encoder-ffn-embed-dim", str(args.ffn), "--decoder-ffn-embed-dim", str(args.ffn),
+            "--encoder-attention-heads", str(args.heads),
+            "--decoder-attention-heads", str(args.heads)]
+
+
 def finished(save_dir):
     """Mark a training as done; its interval checkpoints (kept for resuming)
     are no longer needed next to checkpoint_last.pt and checkpoint_best.pt."""
