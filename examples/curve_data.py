@@ -80,10 +80,8 @@ class CurveData:
         """One model over the training text of every corpus (concatenated per
         language; learn_subwords.py balances the languages)."""
         for lang in self.args.langs:
-            with open(self.work / "raw" / f"all.{lang}", "w", encoding="utf-8") as out:
-                for name in self.args.mono:
-                    out.write((self.work / "raw" / name / f"mono.{lang}").read_text(
-                        encoding="utf-8"))
+            concatenate([self.work / "raw" / name / f"mono.{lang}" for name in self.args.mono],
+                        self.work / "raw" / f"all.{lang}")
         self.prep("learn_subwords.py", "learn_subwords", "--vocab-size",
                   self.args.vocab_size, "--output", self.spm_model.with_suffix(""),
                   *[self.work / "raw" / f"all.{lang}" for lang in self.args.langs])
@@ -95,14 +93,15 @@ class CurveData:
 
     def binarize_mono(self):
         """The dictionary from all corpora together, then each corpus with it."""
-        langs = ",".join(self.args.langs)
-        names = list(self.args.mono) + ["all"]
-        for name in names:
-            for lang in self.args.langs:
-                for split in (("mono",) if name == "all" else ("mono", "mono.valid")):
-                    raw = self.work / "raw" / (f"all.{lang}" if name == "all"
-                                               else f"{name}/{split}.{lang}")
-                    self.segment(raw, self.work / "spm" / name / f"{split}.{lang}")
+        langs, spm = ",".join(self.args.langs), self.work / "spm"
+        for lang in self.args.langs:
+            for name in self.args.mono:
+                for split in ("mono", "mono.valid"):
+                    self.segment(self.work / "raw" / name / f"{split}.{lang}",
+                                 spm / name / f"{split}.{lang}")
+            # segmentation is line by line: the union of the segmented corpora
+            concatenate([spm / name / f"mono.{lang}" for name in self.args.mono],
+                        spm / "all" / f"mono.{lang}")
         staging = self.work / "bin" / "all"
         self.prep("binarize.py", "binarize", "--destdir", staging, "--langs", langs,
                   "--mono-train", self.work / "spm" / "all" / "mono.{lang}")
@@ -147,3 +146,11 @@ class CurveData:
         self.prep("binarize.py", "binarize", "--destdir", out, "--langs",
                   ",".join(self.args.langs), "--dict", self.dict, "--pair",
                   "-".join(self.args.langs), "--test", spm)
+
+
+def concatenate(sources, target):
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as out:
+        for source in sources:
+            with open(source, "rb") as text:
+                shutil.copyfileobj(text, out)
