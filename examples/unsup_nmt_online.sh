@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Unsupervised NMT with online back-translation: one fairseq-train run of the
 # task unsupervised_translation over the monolingual text of L1 and L2 (no
-# parallel training data). Every update sums the MASS loss and the online
-# back-translation loss (weights LAMBDA_MASS / LAMBDA_BT, numbers or
-# schedules). Starts from PRETRAINED, a cross-lingual MASS checkpoint
+# parallel training data). Every update sums the MASS loss, the denoising
+# auto-encoding loss and the online back-translation loss (weights
+# LAMBDA_MASS / LAMBDA_DAE / LAMBDA_BT, numbers or schedules; denoising is off
+# unless LAMBDA_DAE is set). Starts from PRETRAINED, a cross-lingual MASS checkpoint
 # (masked_s2s --langs L1,L2), or from random initialisation if it is empty.
 # Validation translates the parallel valid set both ways and keeps the best
 # checkpoint by mean BLEU; the test set is then translated both ways and
@@ -21,6 +22,7 @@ WORK_DIR=${WORK_DIR:-work/unsup-online}
 ARCH=${ARCH:-transformer_mass}
 LAMBDA_MASS=${LAMBDA_MASS:-1}
 LAMBDA_BT=${LAMBDA_BT:-1}
+LAMBDA_DAE=${LAMBDA_DAE:-0}
 BT_BEAM=${BT_BEAM:-1}
 MASK_RATIO=${MASK_RATIO:-0.5}
 MAX_TOKENS=${MAX_TOKENS:-4096}
@@ -52,12 +54,14 @@ save_dir=$WORK_DIR/checkpoints
 init_args=()
 [ -n "$PRETRAINED" ] && init_args=(--finetune-from-model "$PRETRAINED")
 if [ ! -f "$save_dir/done" ]; then
-    echo "== training: MASS (x $LAMBDA_MASS) + online back-translation (x $LAMBDA_BT)," \
+    echo "== training: MASS (x $LAMBDA_MASS) + denoising (x $LAMBDA_DAE)" \
+         "+ online back-translation (x $LAMBDA_BT)," \
          "$MAX_UPDATE updates, from ${PRETRAINED:-random initialisation}"
     # shellcheck disable=SC2046,SC2086
     fairseq-train "$DATA_BIN" --user-dir "$USER_DIR" --task unsupervised_translation \
         --langs "$L1,$L2" --arch "$ARCH" "${init_args[@]}" --criterion masked_s2s_loss \
         --mask-ratio "$MASK_RATIO" --lambda-mass "$LAMBDA_MASS" --lambda-bt "$LAMBDA_BT" \
+        --lambda-dae "$LAMBDA_DAE" \
         --bt-beam "$BT_BEAM" --eval-bleu --eval-bleu-remove-bpe "$POST_PROCESS" \
         --best-checkpoint-metric bleu --maximize-best-checkpoint-metric \
         --optimizer adam --adam-betas '(0.9, 0.98)' --clip-norm 1.0 \

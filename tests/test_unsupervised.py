@@ -219,6 +219,32 @@ def test_backtranslation_batch_translates_into_the_other_language(data):
         assert source[: len(hypo) - 1] == hypo[:-1].tolist()
 
 
+def test_denoising_batch_restores_each_sentence_from_noise_in_its_own_language(data):
+    task = load_task(data, dae_word_shuffle=3.0, dae_word_dropout=0.2, dae_word_blank=0.2,
+                     dae_words="tokens")
+    task.load_dataset("train")
+    dataset = task.dataset("train")
+    sample = dataset.collater([dataset[i] for i in (0, 1, 400, 401)])  # 2 en, 2 fr
+    dae = task.denoising_sample(sample, update_num=5)
+    assert dae["net_input"]["src_lang_id"].tolist() == [0, 0, 1, 1]
+    assert dae["net_input"]["tgt_lang_id"].tolist() == [0, 0, 1, 1]
+    raw, pad, eos = sample["raw"], task.dictionary.pad(), task.dictionary.eos()
+    sources = [row[row.ne(pad)].tolist() for row in dae["net_input"]["src_tokens"]]
+    for i, source in enumerate(sources):
+        original = raw["src_tokens"][i][: raw["src_lengths"][i]].tolist()
+        assert dae["target"][i][dae["target"][i].ne(pad)].tolist() == original
+        assert source[-1] == eos and len(source) == dae["net_input"]["src_lengths"][i]
+        # what is left of the original, plus blanks
+        kept = [t for t in source if t != task.mask_idx]
+        assert set(kept) <= set(original)
+    assert any(s != raw["src_tokens"][i][: raw["src_lengths"][i]].tolist()
+               for i, s in enumerate(sources))
+    again = task.denoising_sample(sample, update_num=5)
+    assert torch.equal(again["net_input"]["src_tokens"], dae["net_input"]["src_tokens"])
+    with pytest.raises(ValueError, match="--dae-\\*: word dropout probability 1.5"):
+        load_task(data, dae_word_dropout=1.5)
+
+
 def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
     """Every rank runs MASS and back-translation each update, with one
     backward, so no rank waits for gradients another did not produce. On CPU
@@ -235,7 +261,8 @@ def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
 
 
 def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path):
-    extra = ["--disable-validation", "--save-interval-updates", "10"]
+    """With denoising on too: its noise is drawn from the seed and the update."""
+    extra = ["--disable-validation", "--save-interval-updates", "10", "--lambda-dae", "1"]
     run_cli(train_command(data, tmp_path / "straight", *extra), cwd=REPO)
     kill_after_first_save(train_command(data, tmp_path / "resumed", *extra))
     killed_at = torch.load(tmp_path / "resumed/checkpoint_last.pt")
@@ -309,7 +336,8 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
                PRETRAINED=str(tmp_path / "mass/checkpoint_last.pt"),
                WORK_DIR=str(tmp_path / "online"), ARCH="transformer_mass_tiny",
                MAX_UPDATE="4", VALIDATE_EVERY="2", MAX_TOKENS="300", WARMUP="2",
-               LAMBDA_BT="0:0,2:1", BEAM="2", LOG_INTERVAL="1", POST_PROCESS="none", NUM_GPUS="0")
+               LAMBDA_BT="0:0,2:1", LAMBDA_DAE="1", BEAM="2", LOG_INTERVAL="1",
+               POST_PROCESS="none", NUM_GPUS="0")
 
     def recipe():
         out = subprocess.run(["bash", "examples/unsup_nmt_online.sh"], cwd=REPO, env=env,
@@ -319,7 +347,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
 
     log = recipe()
     assert "loading pretrained model from" in log and "mass/checkpoint_last.pt" in log
-    assert re.search(r"bt_loss=[\d.]+", log)
+    assert re.search(r"bt_loss=[\d.]+", log) and re.search(r"dae_loss=[\d.]+", log)
     assert re.search(r"valid on 'valid' subset .*\| bleu_en_fr [\d.]+ \| bleu_fr_en", log)
     rows = [r.split("\t") for r in (tmp_path / "online/results.tsv").read_text().splitlines()]
     assert rows[0] == ["direction", "BLEU", "chrF"]

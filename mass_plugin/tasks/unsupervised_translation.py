@@ -1,10 +1,13 @@
-"""Task ``unsupervised_translation``: MASS plus online back-translation.
+"""Task ``unsupervised_translation``: MASS, denoising and online back-translation.
 
 One ``fairseq-train`` run over monolingual text in two languages. Every
 update takes one batch of sentences (both languages mixed) and sums, with
 weights that may follow a schedule,
 
-* the MASS loss of the batch (its masked spans), and
+* the MASS loss of the batch (its masked spans),
+* optionally (``--lambda-dae``) the denoising auto-encoding loss: each
+  sentence is restored from a locally shuffled copy with some words dropped
+  and some blanked (Lample et al., 2018), and
 * the back-translation loss: each sentence (language ``l``) is first
   translated into the other language ``l'`` by the current model, without
   gradient (greedy or a small beam), and the model then learns to translate
@@ -44,12 +47,13 @@ from fairseq.tasks import FairseqTask, register_task
 from fairseq.tasks.online_backtranslation import PiecewiseLinearFn
 
 from ..data.binarized_files import check_binarized
+from ..data.denoising import SentenceNoise
 from ..data.masked_s2s_dataset import MaskedS2SDataset
 from .masked_s2s import MaskedS2SConfig, MaskedS2STask
 
 logger = logging.getLogger(__name__)
 
-STEP_TYPES = ("mass", "bt")
+STEP_TYPES = ("mass", "dae", "bt")
 
 
 @dataclass
@@ -81,6 +85,32 @@ class UnsupervisedTranslationConfig(MaskedS2SConfig):
             "'0:0,2000:0,3000:1' starts back-translation at update 2000 and "
             "ramps it up (useful from random initialisation)"
         },
+    )
+    lambda_dae: str = field(
+        default="0",
+        metadata={
+            "help": "weight of the denoising auto-encoding loss (restore each "
+            "sentence from a noised copy, see --dae-word-*), same format; 0 (the "
+            "default) leaves it out"
+        },
+    )
+    dae_word_shuffle: float = field(
+        default=3.0,
+        metadata={"help": "denoising: words move by fewer than this many positions "
+                  "(0: no shuffling, else above 1)"},
+    )
+    dae_word_dropout: float = field(
+        default=0.1, metadata={"help": "denoising: probability of dropping a word"}
+    )
+    dae_word_blank: float = field(
+        default=0.1,
+        metadata={"help": "denoising: probability of replacing a word by <mask>"},
+    )
+    dae_words: str = field(
+        default="sentencepiece",
+        metadata={"help": "how words are found among subwords for the noise: "
+                  "'sentencepiece' (a piece starting with \u2581 begins a word), "
+                  "'@@' (subword-nmt) or 'tokens' (each token is a word)"},
     )
     bt_beam: int = field(
         default=1, metadata={"help": "beam size of back-translation (1 = greedy)"}
@@ -169,6 +199,12 @@ class UnsupervisedTranslationTask(MaskedS2STask):
                     f"{flag}: expected a number or 'update:weight,update:weight,...' "
                     f"with increasing updates, got {getattr(cfg, f'lambda_{name}')!r}"
                 ) from error
+        try:
+            self.noise = SentenceNoise(
+                dictionary, self.mask_idx, shuffle=cfg.dae_word_shuffle,
+                dropout=cfg.dae_word_dropout, blank=cfg.dae_word_blank, words=cfg.dae_words)
+        except ValueError as error:
+            raise ValueError(f"--dae-*: {error}") from error
         self._generators = {}
 
     # ----------------------------------------------------------------- data
@@ -257,7 +293,6 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         raw = sample["raw"]
         lang = raw["lang_id"]
         other = 1 - lang
-        pad, eos = self.dictionary.pad(), self.dictionary.eos()
         was_training = model.training
         model.eval()
         try:
@@ -271,6 +306,24 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         finally:
             model.train(was_training)
         synthetic = [hypo[0]["tokens"] for hypo in hypos]
+        return self._reconstruction_sample(sample, synthetic, other)
+
+    def denoising_sample(self, sample, update_num):
+        """The denoising batch of a training batch: each (unmasked) sentence,
+        shuffled, with words dropped and blanked (``--dae-*``), is the source;
+        the sentence itself, in the same language, is the target. The noise
+        is seeded by ``--seed`` and the update, so a resumed run draws the same."""
+        raw = sample["raw"]
+        originals = [row[:n] for row, n in zip(raw["src_tokens"], raw["src_lengths"].tolist())]
+        with data_utils.numpy_seed(self.cfg.seed, update_num):
+            noisy = [self.noise(tokens) for tokens in originals]
+        return self._reconstruction_sample(sample, noisy, raw["lang_id"])
+
+    def _reconstruction_sample(self, sample, sources, src_lang_id):
+        """A batch that restores each original sentence of ``sample`` (in its
+        own language) from ``sources[i]`` (in language ``src_lang_id[i]``)."""
+        raw = sample["raw"]
+        pad, eos = self.dictionary.pad(), self.dictionary.eos()
         originals = [row[:n] for row, n in zip(raw["src_tokens"], raw["src_lengths"].tolist())]
         target = data_utils.collate_tokens(originals, pad, eos)
         return {
@@ -278,13 +331,13 @@ class UnsupervisedTranslationTask(MaskedS2STask):
             "nsentences": len(originals),
             "ntokens": int(raw["src_lengths"].sum()),
             "net_input": {
-                "src_tokens": data_utils.collate_tokens(synthetic, pad, eos, left_pad=True),
-                "src_lengths": torch.tensor([len(s) for s in synthetic],
+                "src_tokens": data_utils.collate_tokens(sources, pad, eos, left_pad=True),
+                "src_lengths": torch.tensor([len(s) for s in sources],
                                             device=target.device),
                 "prev_output_tokens": data_utils.collate_tokens(
                     originals, pad, eos, move_eos_to_beginning=True),
-                "src_lang_id": other,
-                "tgt_lang_id": lang,
+                "src_lang_id": src_lang_id,
+                "tgt_lang_id": raw["lang_id"],
             },
             "target": target,
         }
@@ -299,6 +352,8 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         # the MASS batch runs even at weight 0, which keeps every parameter in
         # the graph (distributed training expects a gradient for each)
         batches = {"mass": sample}
+        if weights["dae"]:
+            batches["dae"] = self.denoising_sample(sample, update_num)
         if weights["bt"]:
             batches["bt"] = self.backtranslation_sample(model, sample)
         total = 0.0
