@@ -306,7 +306,7 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         finally:
             model.train(was_training)
         synthetic = [hypo[0]["tokens"] for hypo in hypos]
-        return self._reconstruction_sample(sample, synthetic, other)
+        return self._reconstruction_sample(sample, _originals(raw), synthetic, other)
 
     def denoising_sample(self, sample, update_num):
         """The denoising batch of a training batch: each (unmasked) sentence,
@@ -314,17 +314,16 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         the sentence itself, in the same language, is the target. The noise
         is seeded by ``--seed`` and the update, so a resumed run draws the same."""
         raw = sample["raw"]
-        originals = [row[:n] for row, n in zip(raw["src_tokens"], raw["src_lengths"].tolist())]
+        originals = _originals(raw)
         with data_utils.numpy_seed(self.cfg.seed, update_num):
             noisy = [self.noise(tokens) for tokens in originals]
-        return self._reconstruction_sample(sample, noisy, raw["lang_id"])
+        return self._reconstruction_sample(sample, originals, noisy, raw["lang_id"])
 
-    def _reconstruction_sample(self, sample, sources, src_lang_id):
+    def _reconstruction_sample(self, sample, originals, sources, src_lang_id):
         """A batch that restores each original sentence of ``sample`` (in its
         own language) from ``sources[i]`` (in language ``src_lang_id[i]``)."""
         raw = sample["raw"]
         pad, eos = self.dictionary.pad(), self.dictionary.eos()
-        originals = [row[:n] for row, n in zip(raw["src_tokens"], raw["src_lengths"].tolist())]
         target = data_utils.collate_tokens(originals, pad, eos)
         return {
             "id": sample["id"],
@@ -450,6 +449,11 @@ class UnsupervisedTranslationTask(MaskedS2STask):
             metrics.log_derived(
                 "bleu", lambda meters: round(
                     sum(_derived_bleu(name)(meters) for name in names) / len(names), 2))
+
+
+def _originals(raw):
+    """The unpadded sentences of a batch's ``raw`` part."""
+    return [row[:n] for row, n in zip(raw["src_tokens"], raw["src_lengths"].tolist())]
 
 
 def _derived_bleu(key):
