@@ -22,7 +22,7 @@ import argparse
 import os
 import sys
 
-from xling_retrieval import sentence_vectors
+from xling_retrieval import load_encoder, sentence_vectors
 
 
 def parse_args(argv=None):
@@ -99,25 +99,15 @@ def mine(vectors1, vectors2, k):
 def main(argv=None):
     args = parse_args(argv)
     import torch
-    from fairseq import checkpoint_utils
     from fairseq.data import data_utils
 
-    import mass_plugin  # noqa: F401  (registers the plugin; safe checkpoint loading)
-
-    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [args.path], arg_overrides={"data": args.data})
-    model = models[0].eval()
-    if torch.cuda.is_available() and not args.cpu:
-        model.cuda()
-    dictionary = task.source_dictionary
-    embed_langs = getattr(model.encoder, "embed_langs", None)
+    model, dictionary, lang_id = load_encoder(args.path, args.data, args.langs, args.cpu)
     datasets, vectors = {}, {}
     with torch.no_grad():
         for lang in args.langs:
             datasets[lang] = data_utils.load_indexed_dataset(
                 os.path.join(args.data, f"{args.subset}.{lang}"), dictionary)
-            lang_id = embed_langs.langs.index(lang) if embed_langs is not None else None
-            vectors[lang] = sentence_vectors(model, dictionary, datasets[lang], lang_id,
+            vectors[lang] = sentence_vectors(model, dictionary, datasets[lang], lang_id(lang),
                                              args.batch_size)
             print(f"| encoded {len(datasets[lang])} {lang} sentences", file=sys.stderr)
     l1, l2 = args.langs

@@ -85,26 +85,39 @@ def precision_at_1(queries, keys):
     return nearest.eq(torch.arange(len(queries), device=nearest.device)).float().mean().item()
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def load_encoder(path, data, langs, cpu=False):
+    """The checkpoint's model (eval mode, on the GPU unless ``cpu``), its
+    dictionary, and a function giving a language's embedding id (None for a
+    model without language embeddings); exits naming a missing language."""
     import torch
     from fairseq import checkpoint_utils
-    from fairseq.data import data_utils
 
     import mass_plugin  # noqa: F401  (registers the plugin; safe checkpoint loading)
 
     models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [args.path], arg_overrides={"data": args.data})
+        [path], arg_overrides={"data": data})
     model = models[0].eval()
-    if torch.cuda.is_available() and not args.cpu:
+    if torch.cuda.is_available() and not cpu:
         model.cuda()
-    dictionary = task.source_dictionary
     embed_langs = getattr(model.encoder, "embed_langs", None)
     if embed_langs is not None:
-        missing = [lang for lang in args.langs if lang not in embed_langs.langs]
+        missing = [lang for lang in langs if lang not in embed_langs.langs]
         if missing:
-            sys.exit(f"error: {args.path} has language embeddings for "
+            sys.exit(f"error: {path} has language embeddings for "
                      f"{','.join(embed_langs.langs)}, not for {','.join(missing)} (--langs)")
+
+    def lang_id(lang):
+        return None if embed_langs is None else embed_langs.langs.index(lang)
+
+    return model, task.source_dictionary, lang_id
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import torch
+    from fairseq.data import data_utils
+
+    model, dictionary, lang_id = load_encoder(args.path, args.data, args.langs, args.cpu)
     l1, l2 = args.langs
     vectors = {}
     with torch.no_grad():
@@ -113,8 +126,8 @@ def main(argv=None):
             dataset = data_utils.load_indexed_dataset(prefix, dictionary)
             if args.max_sentences:
                 dataset = [dataset[i] for i in range(min(args.max_sentences, len(dataset)))]
-            lang_id = embed_langs.langs.index(lang) if embed_langs is not None else None
-            vectors[lang] = sentence_vectors(model, dictionary, dataset, lang_id, args.batch_size)
+            vectors[lang] = sentence_vectors(model, dictionary, dataset, lang_id(lang),
+                                             args.batch_size)
     if len(vectors[l1]) != len(vectors[l2]):
         sys.exit(f"error: {args.subset}.{l1}-{l2} has {len(vectors[l1])} {l1} and "
                  f"{len(vectors[l2])} {l2} sentences; the split must be parallel")
