@@ -219,6 +219,30 @@ def test_backtranslation_batch_translates_into_the_other_language(data):
         assert source[: len(hypo) - 1] == hypo[:-1].tolist()
 
 
+def test_sampled_backtranslation_draws_from_the_torch_seed(data):
+    task = load_task(data, bt_sampling_topk=-1)
+    model = tiny_model(task)
+    task.load_dataset("train")
+    dataset = task.dataset("train")
+    sample = dataset.collater([dataset[i] for i in (0, 1, 400, 401)])  # 2 en, 2 fr
+
+    def back_translations(seed, which=task):
+        torch.manual_seed(seed)
+        bt = which.backtranslation_sample(model, sample)
+        assert bt["net_input"]["src_lang_id"].tolist() == [1, 1, 0, 0]
+        assert torch.equal(bt["target"], which.backtranslation_sample(model, sample)["target"])
+        return bt["net_input"]["src_tokens"]
+
+    first = back_translations(1)
+    assert torch.equal(first, back_translations(1))
+    assert not torch.equal(first, back_translations(2))
+    assert not torch.equal(first, back_translations(1, load_task(data)))  # greedy
+    with pytest.raises(ValueError, match="--bt-sampling-topk: .* needs --bt-beam 1"):
+        load_task(data, bt_sampling_topk=5, bt_beam=2)
+    with pytest.raises(ValueError, match="--bt-sampling-topk"):
+        load_task(data, bt_sampling_topk=-2)
+
+
 def test_denoising_batch_restores_each_sentence_from_noise_in_its_own_language(data):
     task = load_task(data, dae_word_shuffle=3.0, dae_word_dropout=0.2, dae_word_blank=0.2,
                      dae_words="tokens")
@@ -261,8 +285,10 @@ def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
 
 
 def test_killed_and_restarted_run_equals_an_uninterrupted_one(data, tmp_path):
-    """With denoising on too: its noise is drawn from the seed and the update."""
-    extra = ["--disable-validation", "--save-interval-updates", "10", "--lambda-dae", "1"]
+    """With denoising and sampled back-translation on too: both draw from the
+    seed and the update."""
+    extra = ["--disable-validation", "--save-interval-updates", "10", "--lambda-dae", "1",
+             "--bt-sampling-topk", "5"]
     run_cli(train_command(data, tmp_path / "straight", *extra), cwd=REPO)
     kill_after_first_save(train_command(data, tmp_path / "resumed", *extra))
     killed_at = torch.load(tmp_path / "resumed/checkpoint_last.pt")

@@ -35,7 +35,7 @@ from typing import Optional
 
 import numpy as np
 import torch
-from fairseq import utils
+from fairseq import search, utils
 from fairseq.data import (
     LanguagePairDataset,
     RoundRobinZipDatasets,
@@ -114,6 +114,12 @@ class UnsupervisedTranslationConfig(MaskedS2SConfig):
     )
     bt_beam: int = field(
         default=1, metadata={"help": "beam size of back-translation (1 = greedy)"}
+    )
+    bt_sampling_topk: int = field(
+        default=0,
+        metadata={"help": "back-translate by sampling each token from the k most "
+                  "likely (-1: from all) instead of greedy/beam search (0, the default); "
+                  "drawn from --seed and the update, like dropout"},
     )
     bt_max_len_a: float = field(
         default=1.3,
@@ -205,6 +211,9 @@ class UnsupervisedTranslationTask(MaskedS2STask):
                 dropout=cfg.dae_word_dropout, blank=cfg.dae_word_blank, words=cfg.dae_words)
         except ValueError as error:
             raise ValueError(f"--dae-*: {error}") from error
+        if cfg.bt_sampling_topk < -1 or (cfg.bt_sampling_topk and cfg.bt_beam != 1):
+            raise ValueError("--bt-sampling-topk: give k > 0, -1 for the whole "
+                             "distribution, or 0 for search; sampling needs --bt-beam 1")
         self._generators = {}
 
     # ----------------------------------------------------------------- data
@@ -276,13 +285,19 @@ class UnsupervisedTranslationTask(MaskedS2STask):
 
     # ------------------------------------------------------------- training
 
-    def _generator(self, model, beam):
+    def _generator(self, model, beam, sampling_topk=0):
+        """Beam search (greedy for beam 1), or sampling from the k most likely
+        tokens for ``sampling_topk`` k > 0 (-1: from all)."""
         model = unwrap_model(model)
-        key = (id(model), beam)
+        key = (id(model), beam, sampling_topk)
         if key not in self._generators:
+            strategy = None
+            if sampling_topk:
+                strategy = search.Sampling(self.dictionary, sampling_topk=sampling_topk)
             self._generators[key] = SequenceGenerator(
                 [model], self.dictionary, beam_size=beam,
                 max_len_a=self.cfg.bt_max_len_a, max_len_b=self.cfg.bt_max_len_b,
+                search_strategy=strategy,
             )
         return self._generators[key]
 
@@ -297,7 +312,8 @@ class UnsupervisedTranslationTask(MaskedS2STask):
         model.eval()
         try:
             with torch.no_grad():
-                hypos = self._generator(model, self.cfg.bt_beam).generate(
+                hypos = self._generator(model, self.cfg.bt_beam,
+                                         self.cfg.bt_sampling_topk).generate(
                     [unwrap_model(model)],
                     {"net_input": {"src_tokens": raw["src_tokens"],
                                    "src_lengths": raw["src_lengths"],
