@@ -24,6 +24,7 @@ LAMBDA_MASS=${LAMBDA_MASS:-1}
 LAMBDA_BT=${LAMBDA_BT:-1}
 LAMBDA_DAE=${LAMBDA_DAE:-0}
 BT_BEAM=${BT_BEAM:-1}
+BT_SAMPLING_TOPK=${BT_SAMPLING_TOPK:-0}     # k > 0 or -1: sample back-translations
 MASK_RATIO=${MASK_RATIO:-0.5}
 MAX_TOKENS=${MAX_TOKENS:-4096}
 TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$MAX_TOKENS}
@@ -61,8 +62,8 @@ if [ ! -f "$save_dir/done" ]; then
     fairseq-train "$DATA_BIN" --user-dir "$USER_DIR" --task unsupervised_translation \
         --langs "$L1,$L2" --arch "$ARCH" "${init_args[@]}" --criterion masked_s2s_loss \
         --mask-ratio "$MASK_RATIO" --lambda-mass "$LAMBDA_MASS" --lambda-bt "$LAMBDA_BT" \
-        --lambda-dae "$LAMBDA_DAE" \
-        --bt-beam "$BT_BEAM" --eval-bleu --eval-bleu-remove-bpe "$POST_PROCESS" \
+        --lambda-dae "$LAMBDA_DAE" --bt-beam "$BT_BEAM" --bt-sampling-topk "$BT_SAMPLING_TOPK" \
+        --eval-bleu --eval-bleu-remove-bpe "$POST_PROCESS" \
         --best-checkpoint-metric bleu --maximize-best-checkpoint-metric \
         --optimizer adam --adam-betas '(0.9, 0.98)' --clip-norm 1.0 \
         --lr "$LR" --lr-scheduler inverse_sqrt --warmup-updates "$WARMUP" \

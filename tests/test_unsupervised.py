@@ -362,7 +362,8 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
                PRETRAINED=str(tmp_path / "mass/checkpoint_last.pt"),
                WORK_DIR=str(tmp_path / "online"), ARCH="transformer_mass_tiny",
                MAX_UPDATE="4", VALIDATE_EVERY="2", MAX_TOKENS="300", WARMUP="2",
-               LAMBDA_BT="0:0,2:1", LAMBDA_DAE="1", BEAM="2", LOG_INTERVAL="1",
+               LAMBDA_BT="0:0,2:1", LAMBDA_DAE="1", BT_SAMPLING_TOPK="5", BEAM="2",
+               LOG_INTERVAL="1",
                POST_PROCESS="none", NUM_GPUS="0")
 
     def recipe():
@@ -374,6 +375,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
     log = recipe()
     assert "loading pretrained model from" in log and "mass/checkpoint_last.pt" in log
     assert re.search(r"bt_loss=[\d.]+", log) and re.search(r"dae_loss=[\d.]+", log)
+    assert "'bt_sampling_topk': 5" in log
     assert re.search(r"valid on 'valid' subset .*\| bleu_en_fr [\d.]+ \| bleu_fr_en", log)
     rows = [r.split("\t") for r in (tmp_path / "online/results.tsv").read_text().splitlines()]
     assert rows[0] == ["direction", "BLEU", "chrF"]
