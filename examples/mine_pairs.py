@@ -18,20 +18,15 @@ ready for ``data-prep/binarize.py --pair L1-L2 --train OUT``.
         --langs en,fr --out mined/train --min-margin 1.05
 """
 
-import argparse
 import os
 import sys
 
-from xling_retrieval import load_encoder, sentence_vectors
+from xling_retrieval import check_encoder_args, encoder_parser, load_encoder, sentence_vectors
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("data", help="binarized data dir with dict.txt and SUBSET.L1, SUBSET.L2")
-    parser.add_argument("--path", required=True, help="the checkpoint whose encoder embeds")
-    parser.add_argument("--langs", default="en,fr", help="L1,L2 (default: en,fr)")
+    parser = encoder_parser(__doc__, "binarized data dir with dict.txt and SUBSET.L1, SUBSET.L2",
+                            "the checkpoint whose encoder embeds")
     parser.add_argument("--subset", default="train", help="monolingual split (default: train)")
     parser.add_argument("--out", required=True, help="output prefix: OUT.L1, OUT.L2, OUT.tsv")
     parser.add_argument("--k", type=int, default=4, help="neighbours in the margin (default: 4)")
@@ -39,14 +34,10 @@ def parse_args(argv=None):
                         help="keep pairs with at least this margin (default: 1.0)")
     parser.add_argument("--max-pairs", type=int, default=0,
                         help="keep at most the N best pairs (default: no limit)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--cpu", action="store_true", help="do not use a GPU even if there is one")
     args = parser.parse_args(argv)
-    args.langs = args.langs.split(",")
-    if len(args.langs) != 2 or not all(args.langs) or args.langs[0] == args.langs[1]:
-        parser.error(f"--langs {','.join(args.langs)!r}: give two languages, e.g. en,fr")
-    if not os.path.isfile(args.path):
-        parser.error(f"--path {args.path}: no such file")
+    check_encoder_args(parser, args)
+    if args.langs[0] == args.langs[1]:
+        parser.error(f"--langs {','.join(args.langs)!r}: give two different languages")
     if args.k < 1:
         parser.error("--k must be at least 1")
     for lang in args.langs:

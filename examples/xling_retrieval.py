@@ -27,28 +27,41 @@ import os
 import sys
 
 
-def parse_args(argv=None):
+def encoder_parser(doc, data_help, path_help):
+    """A parser with the options of a script that embeds sentences with a
+    checkpoint's encoder: DATA, --path, --langs, --batch-size, --cpu."""
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("data", help="binarized data dir with dict.txt and the parallel split")
-    parser.add_argument("--path", required=True, help="the checkpoint to probe")
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", help=data_help)
+    parser.add_argument("--path", required=True, help=path_help)
     parser.add_argument("--langs", default="en,fr", help="L1,L2 (default: en,fr)")
-    parser.add_argument("--subset", default="valid", help="parallel split (default: valid)")
-    parser.add_argument("--max-sentences", type=int, default=0,
-                        help="use the first N pairs only (default: all)")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--json", action="store_true", help="print one JSON line")
     parser.add_argument("--cpu", action="store_true", help="do not use a GPU even if there is one")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check_encoder_args(parser, args):
+    """--langs split into two languages and --path an existing file, or the
+    parser's error naming the option."""
     langs = args.langs.split(",")
     if len(langs) != 2 or not all(langs):
         parser.error(f"--langs {args.langs!r}: give two languages, e.g. en,fr")
     args.langs = langs
     if not os.path.isfile(args.path):
         parser.error(f"--path {args.path}: no such file")
-    l1, l2 = langs
-    for lang in langs:
+
+
+def parse_args(argv=None):
+    parser = encoder_parser(__doc__, "binarized data dir with dict.txt and the parallel split",
+                            "the checkpoint to probe")
+    parser.add_argument("--subset", default="valid", help="parallel split (default: valid)")
+    parser.add_argument("--max-sentences", type=int, default=0,
+                        help="use the first N pairs only (default: all)")
+    parser.add_argument("--json", action="store_true", help="print one JSON line")
+    args = parser.parse_args(argv)
+    check_encoder_args(parser, args)
+    l1, l2 = args.langs
+    for lang in args.langs:
         prefix = os.path.join(args.data, f"{args.subset}.{l1}-{l2}.{lang}")
         if not os.path.isfile(prefix + ".idx"):
             parser.error(f"{prefix}.idx: no such file; binarize the parallel "
