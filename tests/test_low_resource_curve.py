@@ -54,7 +54,7 @@ def curve_run(tmp_path_factory):
         write(root / "extra" / f"set.{lang}", lines("test", lang, 20, start=100))
     work = root / "work"
     common = ["--para-dir", root / "para", "--mono", f"doc={root / 'doc'}", "--work-dir", work]
-    first = run_curve(*common)
+    first = run_curve(*common, "--jobs", "2")  # two runs at a time
     # the same command with an extra test set: scored, nothing retrained
     second = run_curve(*common, "--extra-test", f"set={root / 'extra' / 'set'}")
     return root, work, first, second
@@ -84,6 +84,7 @@ def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     png = (work / "low-resource.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     assert "[4/4] n80-mass_doc-seed1-en-fr: BLEU" in first and "== 4 of 4 runs" in first
+    assert first.count("== pre-training mass_doc") == 1  # once, before the runs need it
 
 
 def test_mass_runs_start_from_the_pretrained_checkpoint_and_random_ones_do_not(curve_run):
@@ -121,11 +122,42 @@ def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
     assert "holds runs made with other settings" in out and "lr: 0.001 -> 0.5" in out
 
 
+class FakeCurve:
+    """Records what run_all asks for; the pre-training of ``broken`` fails."""
+
+    def __init__(self, broken):
+        self.broken, self.pretrained, self.ran = broken, [], []
+
+    def pretrain(self, name):
+        if name == self.broken:
+            raise RuntimeError(f"pre-training {name} failed")
+        self.pretrained.append(name)
+
+    def run_one(self, run, index, total):
+        if run.init == f"mass_{self.broken}":  # a retried pre-training would land here
+            raise AssertionError(f"{run.name} started without its pre-trained model")
+        self.ran.append((index, run.name))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failed_pretraining_skips_its_runs_and_the_others_go_on(jobs):
+    args = curve.parse_args(["--para-dir", "p", "--mono", "web=w", "--mono", "doc=d",
+                             "--sizes", "1000", "--seeds", "1", "--directions", "en-fr"])
+    runs = curve.runs_of(args)
+    fake = FakeCurve(broken="doc")
+    failures = curve.run_all(fake, runs, jobs)
+    assert fake.pretrained == ["web"]
+    assert sorted(fake.ran) == [(1, "n1000-random-seed1-en-fr"), (2, "n1000-mass_web-seed1-en-fr")]
+    assert sorted(failures) == ["mass_doc", "n1000-mass_doc-seed1-en-fr"]
+
+
 def test_bad_arguments_name_the_flag(tmp_path):
     with pytest.raises(SystemExit):
         curve.parse_args(["--para-dir", "p", "--mono", "web"])
     with pytest.raises(SystemExit):
         curve.parse_args(["--para-dir", "p", "--mono", "a=x", "--inits", "mass_b"])
+    with pytest.raises(SystemExit):
+        curve.parse_args(["--para-dir", "p", "--jobs", "0"])
     out = run_curve("--para-dir", tmp_path, "--mono", f"web={tmp_path / 'none'}",
                     "--work-dir", tmp_path / "w", check=False)
     assert f"--mono web={tmp_path / 'none'}: no {tmp_path / 'none' / 'en.txt'}" in out
