@@ -40,15 +40,16 @@ class CurveData:
     def test_bin(self, name):
         return self.work / "bin" / f"test-{name}"
 
-    def prepare(self):
-        """Everything the runs read; the dictionary is written last."""
+    def prepare(self, pairs=True):
+        """Everything the runs read (without the parallel text if not
+        ``pairs``); the dictionary is written last."""
         if not self.dict.exists():
             print(f"== data: held-out lines, one sentencepiece model, one dictionary "
                   f"in {self.work}", flush=True)
             self.split_mono()
             self.learn_subwords()
             self.binarize_mono()
-        for n_pairs in self.args.sizes:
+        for n_pairs in self.args.sizes if pairs else ():
             self.binarize_pairs(n_pairs)
         for name, prefix in self.args.extra_tests.items():
             self.binarize_test(name, prefix)

@@ -142,6 +142,10 @@ def build_parser():
                         "the cpu preset; keep 1 on one GPU)")
     parser.add_argument("--plot-only", action="store_true",
                         help="only rewrite the CSV files and the plot")
+    parser.add_argument("--pretrain-only", action="store_true",
+                        help="only the sentencepiece model, the dictionary and the MASS "
+                        "pre-trainings (pretrain/NAME/checkpoint_best.pt), e.g. to start "
+                        "unsupervised training from them: no parallel text is read")
     return parser
 
 
@@ -306,9 +310,9 @@ def best_valid_nll(log, select_by="loss"):
     return best[1]
 
 
-def run_all(curve, runs, jobs):
-    """The pre-trainings the runs need, then the runs, ``jobs`` at a time;
-    the names of those that failed (the others go on)."""
+def run_all(curve, runs, jobs, pretrain_only=False):
+    """The pre-trainings the runs need, then (unless ``pretrain_only``) the
+    runs, ``jobs`` at a time; the names of those that failed (the others go on)."""
     failures = []
 
     def guarded(task):
@@ -322,6 +326,8 @@ def run_all(curve, runs, jobs):
     corpora = sorted({r.init[len("mass_"):] for r in runs if r.init != "random"})
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(guarded, [("", f"mass_{c}", partial(curve.pretrain, c)) for c in corpora]))
+        if pretrain_only:
+            return failures
         # a run whose pre-training failed is not started (nor its pre-training retried)
         todo = [(f"[{i}/{len(runs)}] ", r.name, partial(curve.run_one, r, i, len(runs)))
                 for i, r in enumerate(runs, 1) if r.init not in failures]
@@ -340,9 +346,10 @@ def main(argv=None):
         if not args.mono and any(r.init != "random" for r in runs):
             sys.exit("error: no --mono corpus: give at least one for a MASS initialisation")
         curve.check_signature({key: getattr(args, key) for key in SIGNATURE})
-        curve.data.prepare()
-        failures = run_all(curve, runs, args.jobs)
-    write_reports(curve.work, runs, [None] + list(args.extra_tests))
+        curve.data.prepare(pairs=not args.pretrain_only)
+        failures = run_all(curve, runs, args.jobs, args.pretrain_only)
+    if not args.pretrain_only:
+        write_reports(curve.work, runs, [None] + list(args.extra_tests))
     if failures:
         sys.exit(f"error: {len(failures)} run(s) failed: {', '.join(failures)}; fix the "
                  "cause and run the same command again")

@@ -122,6 +122,20 @@ def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
     assert "holds runs made with other settings" in out and "lr: 0.001 -> 0.5" in out
 
 
+def test_pretrain_only_reads_no_parallel_text(tmp_path):
+    (tmp_path / "doc").mkdir()
+    for lang in ("en", "fr"):
+        write(tmp_path / "doc" / f"{lang}.txt", lines("mono", lang, 400))
+    work = tmp_path / "work"
+    out = run_curve("--para-dir", tmp_path / "no-such-dir", "--mono", f"doc={tmp_path / 'doc'}",
+                    "--work-dir", work, "--pretrain-only")
+    assert "== pre-training mass_doc" in out
+    assert (work / "pretrain" / "doc" / "done").exists()
+    assert (work / "pretrain" / "doc" / "checkpoint_best.pt").exists()
+    assert (work / "bin" / "dict.txt").exists() and (work / "spm.model").exists()
+    assert not (work / "runs").exists() and not list((work / "bin").glob("para-*"))
+
+
 class FakeCurve:
     """Records what run_all asks for; the pre-training of ``broken`` fails."""
 
