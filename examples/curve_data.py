@@ -41,15 +41,17 @@ class CurveData:
         return self.work / "bin" / f"test-{name}"
 
     def prepare(self, pairs=True):
-        """Everything the runs read (without the parallel text if not
-        ``pairs``); the dictionary is written last."""
+        """Everything the runs read (without any parallel text, training or
+        test, if not ``pairs``); the dictionary is written last."""
         if not self.dict.exists():
             print(f"== data: held-out lines, one sentencepiece model, one dictionary "
                   f"in {self.work}", flush=True)
             self.split_mono()
             self.learn_subwords()
             self.binarize_mono()
-        for n_pairs in self.args.sizes if pairs else ():
+        if not pairs:
+            return
+        for n_pairs in self.args.sizes:
             self.binarize_pairs(n_pairs)
         for name, prefix in self.args.extra_tests.items():
             self.binarize_test(name, prefix)

@@ -24,10 +24,9 @@ monolingual text of all corpora. Outputs in ``--work-dir``:
 
 ``--jobs J`` trains J runs at a time (the pre-trainings first), each with its
 share of the CPU threads. Run the same command again after an interruption:
-finished runs are kept,
-an interrupted training resumes from its last checkpoint. Add an
-``--extra-test`` later and the finished models are scored on it, not
-retrained.
+finished runs are kept, an interrupted training resumes from its last
+checkpoint. Add an ``--extra-test`` later and the finished models are
+scored on it, not retrained.
 
   python examples/low_resource_curve.py --para-dir SHARED/para/en-fr \\
       --mono web=SHARED/mono --mono doc=work/in-domain --work-dir work/curve
@@ -138,8 +137,8 @@ def build_parser():
     parser.add_argument("--beam", type=int, default=5, help="beam of the test translation")
     parser.add_argument("--jobs", type=int, default=1,
                         help="runs trained at the same time, each with its share of the "
-                        "CPU threads (2 on 2 cores: about twice the runs per hour for "
-                        "the cpu preset; keep 1 on one GPU)")
+                        "CPU threads (e.g. 2 on 2 cores, one thread each; keep 1 on "
+                        "one GPU)")
     parser.add_argument("--plot-only", action="store_true",
                         help="only rewrite the CSV files and the plot")
     parser.add_argument("--pretrain-only", action="store_true",
