@@ -39,14 +39,14 @@ import logging
 import os
 import sys
 import time
-import traceback
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from analysis_eval import masked_span_ppl
 from analysis_plot import plot, write_csv
 from analysis_pretrain import pretrain_point
 from analysis_runner import Runner
+from recipe_runner import run_guarded
 
 PRESETS = {
     # about an hour on 2 CPU cores with the default points (see docs/results.md)
@@ -182,22 +182,9 @@ def run_point(runner, point, index, total):
 def run_points(runner, points, jobs):
     """Every point, ``jobs`` at a time; the names of those that failed (the
     others go on)."""
-    failures = []
-
-    def one(indexed):
-        index, point = indexed
-        try:
-            run_point(runner, point, index, len(points))
-        except Exception as error:  # noqa: BLE001  (the other points go on)
-            failures.append(point.name)
-            message = str(error) if isinstance(error, RuntimeError) else (
-                traceback.format_exc())
-            print(f"[{index}/{len(points)}] {point.name} failed: {message}",
-                  file=sys.stderr, flush=True)
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(one, enumerate(points, 1)))
-    return failures
+    total = len(points)
+    return run_guarded([(f"[{i}/{total}] ", point.name, partial(run_point, runner, point, i, total))
+                        for i, point in enumerate(points, 1)], jobs, catch=Exception)
 
 
 def write_results(args, work, points):

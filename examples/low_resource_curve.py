@@ -38,13 +38,12 @@ import logging
 import re
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
 from curve_data import CurveData
 from curve_report import write_reports
-from recipe_runner import RecipeRunner, finished, size_args
+from recipe_runner import RecipeRunner, finished, run_guarded, size_args
 
 PRESETS = {
     # a 2+2-layer, 128-dimension model: minutes per run on 2 CPU cores
@@ -312,27 +311,15 @@ def best_valid_nll(log, select_by="loss"):
 def run_all(curve, runs, jobs, pretrain_only=False):
     """The pre-trainings the runs need, then (unless ``pretrain_only``) the
     runs, ``jobs`` at a time; the names of those that failed (the others go on)."""
-    failures = []
-
-    def guarded(task):
-        label, name, work = task
-        try:
-            work()
-        except RuntimeError as error:
-            failures.append(name)
-            print(f"{label}{name} failed: {error}", file=sys.stderr, flush=True)
-
     corpora = sorted({r.init[len("mass_"):] for r in runs if r.init != "random"})
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(guarded, [("", f"mass_{c}", partial(curve.pretrain, c)) for c in corpora]))
-        if pretrain_only:
-            return failures
-        # a run whose pre-training failed is not started (nor its pre-training retried)
-        todo = [(f"[{i}/{len(runs)}] ", r.name, partial(curve.run_one, r, i, len(runs)))
-                for i, r in enumerate(runs, 1) if r.init not in failures]
-        failures += [r.name for r in runs if r.init in failures]
-        list(pool.map(guarded, todo))
-    return failures
+    failures = run_guarded([("", f"mass_{c}", partial(curve.pretrain, c)) for c in corpora], jobs)
+    if pretrain_only:
+        return failures
+    # a run whose pre-training failed is not started (nor its pre-training retried)
+    skipped = [r.name for r in runs if r.init in failures]
+    todo = [(f"[{i}/{len(runs)}] ", r.name, partial(curve.run_one, r, i, len(runs)))
+            for i, r in enumerate(runs, 1) if r.init not in failures]
+    return failures + skipped + run_guarded(todo, jobs)
 
 
 def main(argv=None):

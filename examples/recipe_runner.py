@@ -8,6 +8,8 @@ import os
 import shlex
 import subprocess
 import sys
+import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -82,3 +84,24 @@ def finished(save_dir):
     for path in save_dir.glob("checkpoint_*_*.pt"):
         path.unlink()
     (save_dir / "done").touch()
+
+
+def run_guarded(tasks, jobs, catch=RuntimeError):
+    """Run each ``(label, name, work)`` task, ``jobs`` at a time. A task that
+    raises ``catch`` is reported on stderr (``label``, ``name``, the error)
+    and the others go on; returns the names of those that failed."""
+    failures = []
+
+    def one(task):
+        label, name, work = task
+        try:
+            work()
+        except catch as error:
+            failures.append(name)
+            message = str(error) if isinstance(error, RuntimeError) else (
+                traceback.format_exc())
+            print(f"{label}{name} failed: {message}", file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(one, tasks))
+    return failures

@@ -165,6 +165,22 @@ def test_a_failed_pretraining_skips_its_runs_and_the_others_go_on(jobs):
     assert sorted(failures) == ["mass_doc", "n1000-mass_doc-seed1-en-fr"]
 
 
+def test_run_guarded_reports_what_it_catches_and_lets_the_rest_through(capsys):
+    from recipe_runner import run_guarded
+
+    done = []
+
+    def broken():
+        raise ValueError("bad point")
+
+    tasks = [("[1/2] ", "a", broken), ("[2/2] ", "b", lambda: done.append("b"))]
+    assert run_guarded(tasks, 2, catch=Exception) == ["a"] and done == ["b"]
+    err = capsys.readouterr().err
+    assert "[1/2] a failed: Traceback" in err and "ValueError: bad point" in err
+    with pytest.raises(ValueError):  # by default only RuntimeError is a failed run
+        run_guarded(tasks[:1], 1)
+
+
 def test_bad_arguments_name_the_flag(tmp_path):
     with pytest.raises(SystemExit):
         curve.parse_args(["--para-dir", "p", "--mono", "web"])
