@@ -7,7 +7,8 @@ import json
 import subprocess
 from collections import defaultdict
 
-COLUMNS = ("n_pairs", "init", "seed", "direction", "bleu", "chrf", "valid_nll", "minutes")
+COLUMNS = ("n_pairs", "init", "seed", "direction", "bleu", "chrf", "valid_nll", "minutes",
+           "valid_bleu")
 BOOTSTRAP_COLUMNS = ("n_pairs", "seed", "direction", "init", "bleu", "random_bleu",
                      "delta", "p_value")
 

@@ -16,7 +16,9 @@ translation of the test set with beam search, sacreBLEU.
 All models share one sentencepiece model and one dictionary, learned on the
 monolingual text of all corpora. Outputs in ``--work-dir``:
 
-    low-resource.csv            n_pairs,init,seed,direction,bleu,chrf,valid_nll,minutes
+    low-resource.csv            n_pairs,init,seed,direction,bleu,chrf,valid_nll,minutes,
+                                valid_bleu (the valid BLEU of the checkpoint kept;
+                                empty with --select-by loss)
     low-resource.png            BLEU against N, one line per initialisation
     bootstrap.csv               each MASS run against random at the same N,
                                 seed and direction (sacreBLEU's paired bootstrap)
@@ -268,6 +270,11 @@ class Curve(RecipeRunner):
         result = json.loads(path.read_text()) if path.exists() else None
         tests = [None] + list(self.args.extra_tests)
         missing = [t for t in tests if result is None or (t or "test") not in result["scores"]]
+        log = rdir / "finetune.log"
+        if result is not None and "valid_bleu" not in result and log.exists():
+            # a run finished before the column was added
+            result.update(best_validation(log, self.args.select_by))
+            path.write_text(json.dumps(result, indent=1) + "\n")
         if not missing:
             print(f"[{index}/{total}] {run.name}: done before, kept", flush=True)
             return
@@ -278,21 +285,24 @@ class Curve(RecipeRunner):
             print(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)",
                   flush=True)
             log = self.finetune(run, rdir)
-            result = dict(vars(run), valid_nll=best_valid_nll(log, self.args.select_by),
-                          scores={})
+            result = dict(vars(run), **best_validation(log, self.args.select_by), scores={})
         for test in missing:
             result["scores"][test or "test"] = self.score(run, rdir, test)
         if "minutes" not in result:  # fine-tuning and scoring, as first run
             result["minutes"] = round((time.time() - start) / 60, 1)
         path.write_text(json.dumps(result, indent=1) + "\n")
         test = result["scores"]["test"]
+        valid_bleu = result.get("valid_bleu")
         print(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
-              f"valid nll {result['valid_nll']} ({result['minutes']} min)", flush=True)
+              f"valid nll {result['valid_nll']}"
+              + ("" if valid_bleu is None else f", valid BLEU {valid_bleu}")
+              + f" ({result['minutes']} min)", flush=True)
 
 
-def best_valid_nll(log, select_by="loss"):
-    """The nll (bits per token) of the validation that checkpoint_best.pt
-    was saved at: the lowest loss, or the highest BLEU."""
+def best_validation(log, select_by="loss"):
+    """The validation that checkpoint_best.pt was saved at (the lowest loss,
+    or the highest BLEU): its nll (bits per token) and, when BLEU chose it,
+    its BLEU (else None)."""
     found = []
     for line in re.findall(r"valid on 'valid' subset (\|.*)", log.read_text(errors="replace")):
         fields = dict(re.findall(r"\| (\w+) ([-\d.]+)", line))
@@ -305,7 +315,7 @@ def best_valid_nll(log, select_by="loss"):
     for value, nll in found[1:]:  # a tie goes to the later one, as in fairseq
         if sign * value >= sign * best[0]:
             best = (value, nll)
-    return best[1]
+    return {"valid_nll": best[1], "valid_bleu": best[0] if select_by == "bleu" else None}
 
 
 def run_all(curve, runs, jobs, pretrain_only=False):

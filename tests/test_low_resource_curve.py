@@ -69,13 +69,18 @@ def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     _, work, first, _ = curve_run
     rows = read_csv(work / "low-resource.csv")
     assert list(rows[0]) == ["n_pairs", "init", "seed", "direction", "bleu", "chrf",
-                             "valid_nll", "minutes"]
+                             "valid_nll", "minutes", "valid_bleu"]
     assert sorted((r["n_pairs"], r["init"], r["seed"]) for r in rows) == sorted(
         (n, init, "1") for n in ("40", "80") for init in ("random", "mass_doc"))
     for row in rows:
         assert row["direction"] == "en-fr"
         assert 0 <= float(row["bleu"]) <= 100 and 0 <= float(row["chrf"]) <= 100
         assert 0 < float(row["valid_nll"]) < 20
+        # the valid BLEU of the kept checkpoint: the best of the run's validations
+        log = (work / "runs" / f"n{row['n_pairs']}-{row['init']}-seed1-en-fr" /
+               "finetune.log").read_text()
+        found = re.findall(r"valid on 'valid' subset \|.* \| bleu ([\d.]+) ", log)
+        assert float(row["valid_bleu"]) == max(map(float, found))
     pairs = read_csv(work / "bootstrap.csv")
     assert len(pairs) == 2 and {p["init"] for p in pairs} == {"mass_doc"}
     for pair in pairs:
@@ -203,6 +208,18 @@ def test_runs_go_seed_by_seed_and_larger_sizes_get_one_seed():
     assert {r.init for r in runs} == {"random", "mass_web", "mass_doc"}
 
 
+def test_a_rerun_fills_the_valid_bleu_of_a_run_finished_without_it(curve_run):
+    root, work, _, _ = curve_run
+    path = work / "runs" / "n40-mass_doc-seed1-en-fr" / "result.json"
+    result = json.loads(path.read_text())
+    old = result.pop("valid_bleu")
+    path.write_text(json.dumps(result))
+    out = run_curve("--para-dir", root / "para", "--mono", f"doc={root / 'doc'}",
+                    "--work-dir", work)
+    assert out.count("done before, kept") == 4 and "fine-tuning (log" not in out
+    assert json.loads(path.read_text())["valid_bleu"] == old
+
+
 def test_the_valid_nll_is_the_one_of_the_best_validation(tmp_path):
     log = tmp_path / "finetune.log"
     write(log, ["| valid on 'valid' subset | loss 9.5 | nll_loss 9.1 | ppl 1 | bleu 1.2 | wps 9",
@@ -210,8 +227,8 @@ def test_the_valid_nll_is_the_one_of_the_best_validation(tmp_path):
                 "| valid on 'valid' subset | loss 7.5 | nll_loss 6.4 | ppl 1 | bleu 4.05 | wps 9",
                 "| valid on 'valid' subset | loss 7.25 | nll_loss 6.45 | ppl 1 | bleu 2 | wps 9"])
     # a tie goes to the later validation: fairseq saves checkpoint_best.pt then
-    assert curve.best_valid_nll(log, "loss") == 6.45
-    assert curve.best_valid_nll(log, "bleu") == 6.4
+    assert curve.best_validation(log, "loss") == {"valid_nll": 6.45, "valid_bleu": None}
+    assert curve.best_validation(log, "bleu") == {"valid_nll": 6.4, "valid_bleu": 4.05}
 
 
 def test_checkpoints_are_kept_by_validation_bleu(curve_run):
