@@ -11,7 +11,9 @@ each N of ``--sizes``, each seed and each direction, the same fine-tuning
 budget on the first N pairs of ``--para-dir/train`` from each
 initialisation and from none (``random``), the checkpoint with the best
 validation BLEU (``--select-by loss`` for the lowest validation loss),
-translation of the test set with beam search, sacreBLEU.
+translation of the test set with beam search, sacreBLEU. ``--init-from
+NAME=CHECKPOINT`` adds an initialisation ``mass_NAME`` pre-trained outside
+the curve (e.g. with other settings, on the curve's own binarized corpora).
 
 All models share one sentencepiece model and one dictionary, learned on the
 monolingual text of all corpora. Outputs in ``--work-dir``:
@@ -42,6 +44,7 @@ import sys
 import time
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 from curve_data import CurveData
 from curve_report import write_reports
@@ -109,6 +112,10 @@ def build_parser():
     parser.add_argument("--mono", action="append", metavar="NAME=DIR",
                         help="a monolingual corpus (DIR/LANG.txt per language); its MASS "
                         "initialisation is called mass_NAME; repeat for more")
+    parser.add_argument("--init-from", action="append", metavar="NAME=CHECKPOINT",
+                        help="an initialisation mass_NAME from a checkpoint pre-trained "
+                        "outside the curve (its dictionary must be WORK_DIR/bin/dict.txt, "
+                        "e.g. pre-trained on WORK_DIR/bin/CORPUS); repeat for more")
     parser.add_argument("--extra-test", action="append", default=[], metavar="NAME=PREFIX",
                         help="also score every run on PREFIX.SRC -> PREFIX.TGT (raw text)")
     parser.add_argument("--work-dir", default="work/low-resource-curve")
@@ -167,6 +174,10 @@ def parse_args(argv=None):
             setattr(args, key, value)
     args.mono = named_paths(parser, "--mono", args.mono)
     args.extra_tests = named_paths(parser, "--extra-test", args.extra_test)
+    args.init_from = named_paths(parser, "--init-from", args.init_from)
+    both = sorted(set(args.mono) & set(args.init_from))
+    if both:
+        parser.error(f"--init-from and --mono both name {', '.join(both)}")
     args.langs = [lang for lang in args.langs.split(",") if lang]
     if len(args.langs) != 2:
         parser.error(f"--langs needs two languages, got {args.langs}")
@@ -179,7 +190,7 @@ def parse_args(argv=None):
     for direction in args.directions:
         if sorted(direction.split("-")) != sorted(args.langs):
             parser.error(f"--directions: {direction} is not {a}-{b} or {b}-{a}")
-    known = ["random"] + [f"mass_{name}" for name in args.mono]
+    known = ["random"] + [f"mass_{name}" for name in [*args.mono, *args.init_from]]
     args.inits = args.inits.split(",") if args.inits else known
     if set(args.inits) - set(known):
         parser.error(f"--inits: unknown {sorted(set(args.inits) - set(known))} (known: "
@@ -206,7 +217,13 @@ class Curve(RecipeRunner):
                                         "--num-workers", "0"]
 
     def pretrain(self, name):
-        """MASS on corpus ``name``; its best checkpoint."""
+        """MASS on corpus ``name``; its best checkpoint (or the --init-from
+        checkpoint called ``name``)."""
+        if name in self.args.init_from:
+            checkpoint = Path(self.args.init_from[name])
+            if not checkpoint.is_file():
+                raise RuntimeError(f"--init-from {name}={checkpoint}: no such file")
+            return checkpoint.resolve()
         a, save_dir = self.args, self.work / "pretrain" / name
         if not (save_dir / "done").exists():
             print(f"== pre-training mass_{name}: {a.pretrain_updates} updates "

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -127,6 +128,27 @@ def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
     assert "holds runs made with other settings" in out and "lr: 0.001 -> 0.5" in out
 
 
+def test_init_from_fine_tunes_a_checkpoint_pretrained_outside_the_curve(curve_run):
+    root, shared_work, _, _ = curve_run
+    work = root / "work-init-from"  # a copy: the other tests read the curve's CSV files
+    shutil.copytree(shared_work, work)
+    outside = root / "outside.pt"
+    shutil.copy(work / "pretrain" / "doc" / "checkpoint_best.pt", outside)
+    out = run_curve("--para-dir", root / "para", "--mono", f"doc={root / 'doc'}",
+                    "--work-dir", work, "--init-from", f"mine={outside}",
+                    "--inits", "random,mass_mine", "--sizes", "40")
+    assert "pre-training" not in out and out.count("done before, kept") == 1
+    log = (work / "runs" / "n40-mass_mine-seed1-en-fr" / "finetune.log").read_text()
+    assert f"loading pretrained model from {outside}" in log
+    rows = read_csv(work / "low-resource.csv")
+    assert [r["init"] for r in rows] == ["random", "mass_mine"]
+    assert [p["init"] for p in read_csv(work / "bootstrap.csv")] == ["mass_mine"]
+    missing = run_curve("--para-dir", root / "para", "--mono", f"doc={root / 'doc'}",
+                        "--work-dir", work, "--init-from", f"gone={root / 'gone.pt'}",
+                        "--inits", "mass_gone", "--sizes", "40", check=False)
+    assert f"--init-from gone={root / 'gone.pt'}: no such file" in missing
+
+
 def test_pretrain_only_reads_no_parallel_text(tmp_path):
     (tmp_path / "doc").mkdir()
     for lang in ("en", "fr"):
@@ -193,6 +215,8 @@ def test_bad_arguments_name_the_flag(tmp_path):
         curve.parse_args(["--para-dir", "p", "--mono", "a=x", "--inits", "mass_b"])
     with pytest.raises(SystemExit):
         curve.parse_args(["--para-dir", "p", "--jobs", "0"])
+    with pytest.raises(SystemExit):
+        curve.parse_args(["--para-dir", "p", "--mono", "a=x", "--init-from", "a=y.pt"])
     out = run_curve("--para-dir", tmp_path, "--mono", f"web={tmp_path / 'none'}",
                     "--work-dir", tmp_path / "w", check=False)
     assert f"--mono web={tmp_path / 'none'}: no {tmp_path / 'none' / 'en.txt'}" in out
