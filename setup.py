@@ -38,6 +38,8 @@ setup(
         "analysis": ["matplotlib"],
         # python -m mass_plugin.export --ctranslate2 and examples/translate_ct2.py
         "serve": ["ctranslate2>=4"],
+        # data-prep/induce_lexicon.py: skip-gram word vectors (Word2Vec)
+        "unsup": ["gensim>=4.3"],
         # fairseq-train --tensorboard-logdir (common.tensorboard_logdir): fairseq
         # writes through torch.utils.tensorboard, which needs this package
         "tensorboard": ["tensorboard"],

@@ -6,6 +6,10 @@
 #   1. the round r-1 models (round 0: the checkpoint, in both directions)
 #      translate MONO_LINES monolingual sentences of each language with
 #      fairseq-generate (beam GEN_BEAM), a new slice of the text every round;
+#      with LEXICON (data-prep/induce_lexicon.py, L1 words then L2 words)
+#      round 0 is word-by-word translation with it instead
+#      (data-prep/translate_words.py; SPM_MODEL, the sentencepiece model of
+#      MONO_PREFIX, joins and splits the pieces), as in Lample et al. (2018);
 #   2. the synthetic pairs (model output as source, real sentence as target)
 #      are binarized with the shared dictionary;
 #   3. each direction is fine-tuned on its pairs (task translation), starting
@@ -35,6 +39,8 @@ LR=${LR:-0.0001}
 WARMUP=${WARMUP:-100}
 TEST_SUBSET=${TEST_SUBSET:-test}
 MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
+LEXICON=${LEXICON:-}                       # round 0: word by word with this lexicon
+SPM_MODEL=${SPM_MODEL:-}                   # with LEXICON: the model of MONO_PREFIX
 
 source "$(dirname "$0")/common.sh"
 here=$(dirname "$0")
@@ -45,6 +51,10 @@ for lang in "$L1" "$L2"; do
 done
 [ -f "$PRETRAINED" ] || { echo "error: PRETRAINED=$PRETRAINED: no such file" >&2; exit 1; }
 [ -f "$DATA_BIN/dict.txt" ] || { echo "error: $DATA_BIN/dict.txt: no such file" >&2; exit 1; }
+if [ -n "$LEXICON" ]; then
+    [ -s "$LEXICON" ] || { echo "error: LEXICON=$LEXICON is missing or empty (make it with data-prep/induce_lexicon.py)" >&2; exit 1; }
+    [ -f "$SPM_MODEL" ] || { echo "error: LEXICON needs SPM_MODEL, the sentencepiece model of MONO_PREFIX (got '$SPM_MODEL')" >&2; exit 1; }
+fi
 mkdir -p "$WORK_DIR"
 results=$WORK_DIR/results.tsv
 [ -f "$results" ] || printf 'round\tdirection\tBLEU\tchrF\tminutes\n' > "$results"
@@ -55,6 +65,22 @@ checkpoint() {  # the model of direction $2 after round $1
 }
 
 done_already() { grep -q "^$1	$2	" "$results"; }
+
+translate_words() {  # src, tgt, then translate_words.py's options: word by word with LEXICON
+    local reverse=()
+    [ "$1" = "$L2" ] && reverse=(--reverse)
+    python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON" "${reverse[@]}" \
+        --src-lang "$1" --tgt-lang "$2" "${@:3}"
+}
+
+score_words() {  # src, tgt: round 0 with LEXICON, the word-by-word translation
+    local out=$WORK_DIR/round0.$TEST_SUBSET.$1-$2.txt scores row
+    translate_words "$1" "$2" --input "$REFERENCE_PREFIX.$1" --output "$out"
+    scores=$(sacrebleu "$REFERENCE_PREFIX.$2" -i "$out" -m bleu chrf -w 2 -f text)
+    echo "== $1->$2 word by word: $scores" >&2
+    row=$(bleu_chrf <<< "$scores")
+    printf '0\t%s\t%s\t0\n' "$1-$2" "$row" >> "$results"
+}
 
 score() {  # round, src, tgt, data directory with the test pair, minutes so far
     local round=$1 src=$2 tgt=$3 data=$4 minutes=$5 start=$SECONDS scores row
@@ -78,25 +104,37 @@ mono_slice() {  # lang, round, output
 back_translate() {  # round, model direction src-tgt: writes synthetic tgt for real src
     local round=$1 src=${2%-*} tgt=${2#*-} dir=$WORK_DIR/round$1/gen-$2
     [ -f "$dir/pairs.$tgt" ] && return
-    echo "== round $round: translating $MONO_LINES $src sentences into $tgt" \
-         "with $(checkpoint $(( round - 1 )) "$2")"
     rm -rf "$dir" && mkdir -p "$dir"
     mono_slice "$src" "$round" "$dir/mono.$src"
-    fairseq-preprocess --only-source -s "$src" -t "$tgt" --srcdict "$DATA_BIN/dict.txt" \
-        --testpref "$dir/mono" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
-    cp "$DATA_BIN/dict.txt" "$dir/bin/dict.$tgt.txt"
-    # shellcheck disable=SC2046
-    fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "$src" -t "$tgt" \
-        --gen-subset test --path "$(checkpoint $(( round - 1 )) "$2")" \
-        --beam "$GEN_BEAM" --batch-size "$GEN_BATCH" --required-batch-size-multiple 1 \
-        --max-len-a 1.3 --max-len-b 5 --skip-invalid-size-inputs-valid-test \
-        $(decode_device_args) > "$dir/generate.log"
-    # id <tab> subword hypothesis; keep non-empty ones, next to their real sentence
-    grep -P '^H-[0-9]+\t' "$dir/generate.log" | sed 's/^H-//' | cut -f1,3 | sort -n -k1,1 \
-        | awk -F '\t' -v real="$dir/mono.$src" -v out="$dir/pairs" -v s="$src" -v t="$tgt" '
-            BEGIN { while ((getline line < real) > 0) text[n++] = line }
-            $2 != "" { print $2 > (out ".tmp." t); print text[$1] > (out ".tmp." s) }'
-    [ -s "$dir/pairs.tmp.$tgt" ] || { echo "error: no translations in $dir/generate.log" >&2; exit 1; }
+    if [ -n "$LEXICON" ] && [ "$round" -eq 1 ]; then
+        echo "== round $round: translating $MONO_LINES $src sentences into $tgt word by word"
+        translate_words "$src" "$tgt" --spm-model "$SPM_MODEL" --input "$dir/mono.$src" \
+            --output "$dir/words.$tgt"
+        # synthetic <tab> real, in the order of the slice
+        paste "$dir/words.$tgt" "$dir/mono.$src" > "$dir/pairs.tsv"
+    else
+        local model
+        model=$(checkpoint $(( round - 1 )) "$2")
+        echo "== round $round: translating $MONO_LINES $src sentences into $tgt with $model"
+        fairseq-preprocess --only-source -s "$src" -t "$tgt" --srcdict "$DATA_BIN/dict.txt" \
+            --testpref "$dir/mono" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
+        cp "$DATA_BIN/dict.txt" "$dir/bin/dict.$tgt.txt"
+        # shellcheck disable=SC2046
+        fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "$src" \
+            -t "$tgt" --gen-subset test --path "$model" \
+            --beam "$GEN_BEAM" --batch-size "$GEN_BATCH" --required-batch-size-multiple 1 \
+            --max-len-a 1.3 --max-len-b 5 --skip-invalid-size-inputs-valid-test \
+            $(decode_device_args) > "$dir/generate.log"
+        # id <tab> subword hypothesis, next to its real sentence
+        grep -P '^H-[0-9]+\t' "$dir/generate.log" | sed 's/^H-//' | cut -f1,3 \
+            | sort -n -k1,1 | awk -F '\t' -v real="$dir/mono.$src" '
+                BEGIN { while ((getline line < real) > 0) text[n++] = line }
+                { print $2 "\t" text[$1] }' > "$dir/pairs.tsv"
+    fi
+    # keep the pairs with a non-empty translation
+    awk -F '\t' -v out="$dir/pairs" -v s="$src" -v t="$tgt" \
+        '$1 != "" { print $1 > (out ".tmp." t); print $2 > (out ".tmp." s) }' "$dir/pairs.tsv"
+    [ -s "$dir/pairs.tmp.$tgt" ] || { echo "error: no translations in $dir" >&2; exit 1; }
     mv "$dir/pairs.tmp.$src" "$dir/pairs.$src"
     mv "$dir/pairs.tmp.$tgt" "$dir/pairs.$tgt"
     echo "   $(wc -l < "$dir/pairs.$tgt") synthetic pairs"
@@ -124,7 +162,12 @@ train_direction() {  # round, src, tgt
 }
 
 for direction in "$L1-$L2" "$L2-$L1"; do
-    done_already 0 "$direction" || score 0 "${direction%-*}" "${direction#*-}" "$DATA_BIN" 0
+    done_already 0 "$direction" && continue
+    if [ -n "$LEXICON" ]; then
+        score_words "${direction%-*}" "${direction#*-}"
+    else
+        score 0 "${direction%-*}" "${direction#*-}" "$DATA_BIN" 0
+    fi
 done
 for round in $(seq 1 "$ROUNDS"); do
     if done_already "$round" "$L1-$L2" && done_already "$round" "$L2-$L1"; then

@@ -155,3 +155,53 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     again = bash("unsup_nmt_offline.sh", **variables)
     assert "round 1: done, skipping" in again and "translating" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
+
+
+def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path):
+    """LEXICON: round 0 is word-by-word translation of the test set, and
+    round 1 trains on word-by-word translations of the monolingual slice."""
+    work, _ = quickstart
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "fr"):
+        for name, source in (("spm.test", work / f"spm/test.{lang}"),
+                             ("test", REPO / f"examples/data/test.{lang}")):
+            write(raw / f"{name}.{lang}", source.read_text().splitlines()[:10])
+    subprocess.run(["python", "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+                    "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
+                    "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
+                   cwd=REPO, env=cli_env(), check=True, capture_output=True)
+    lexicon = tmp_path / "lexicon.tsv"
+    write(lexicon, ["the\tle\t0.5", "select\tsélectionnez\t0.4", "choose\tchoisissez\t0.4",
+                    "click\tcliquez\t0.3"])
+    out = tmp_path / "offline"
+    variables = dict(DATA_BIN=tmp_path / "bin", MONO_PREFIX=work / "spm/mono",
+                     PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
+                     REFERENCE_PREFIX=raw / "test", WORK_DIR=out, ROUNDS=1, MONO_LINES=20,
+                     MAX_UPDATE=1, MAX_TOKENS=2000, BEAM=1, NUM_GPUS=0,
+                     MODEL_ARGS=_small_model_args(), LEXICON=lexicon,
+                     SPM_MODEL=work / "spm.model")
+    log = bash("unsup_nmt_offline.sh", **variables)
+    rows = [r.split("\t") for r in (out / "results.tsv").read_text().splitlines()]
+    assert sorted((r[0], r[1]) for r in rows[1:]) == [
+        (str(i), d) for i in range(2) for d in ("en-fr", "fr-en")]
+
+    def words(*args, stdin):
+        return subprocess.run(["python", "data-prep/translate_words.py", "--lexicon", lexicon,
+                               *map(str, args)], cwd=REPO, env=cli_env(), input=stdin,
+                              capture_output=True, text=True, check=True).stdout
+
+    # round 0: the test set translated word by word, then scored
+    test_en = (raw / "test.en").read_text()
+    assert (out / "round0.test.en-fr.txt").read_text() == words(
+        "--src-lang", "en", "--tgt-lang", "fr", stdin=test_en)
+    assert "en->fr word by word" in log and "fr->en word by word" in log
+    # round 1: real fr sentences, and their word-by-word translation (reversed lexicon)
+    assert "round 1: translating 20 fr sentences into en word by word" in log
+    pairs = out / "round1/gen-fr-en/pairs"
+    real = pairs.with_suffix(".fr").read_text()
+    assert pairs.with_suffix(".en").read_text() == words(
+        "--reverse", "--src-lang", "fr", "--tgt-lang", "en", "--spm-model",
+        work / "spm.model", stdin=real)
+    assert len(real.splitlines()) == 20
+    assert "loading pretrained model from" in (out / "round1/train-en-fr.log").read_text()

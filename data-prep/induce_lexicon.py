@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""A bilingual word lexicon from two monolingual corpora, with no parallel text.
+
+    python data-prep/induce_lexicon.py --src en.txt --src-lang en \\
+        --tgt fr.txt --tgt-lang fr --output lexicon.en-fr.tsv
+
+1. Each corpus is tokenised (Moses, lower-cased) and gets its own skip-gram
+   word vectors (gensim's Word2Vec).
+2. The vectors of the ``--max-vocab`` most frequent words of each language
+   are normalised (unit length, centred, unit length: Artetxe et al., 2018).
+3. The words spelt the same in both languages (names, commands, numbers with
+   letters, shared vocabulary) are the seed dictionary (identical strings,
+   as in Smith et al., 2017).
+4. An orthogonal map from source to target vectors is fitted to the
+   dictionary (Procrustes), and the dictionary is rebuilt from the word pairs
+   that are each other's nearest neighbour under the map, by CSLS (Conneau
+   et al., 2018, "Word translation without parallel data"); ``--iterations``
+   times.
+
+The output has one line per pair of the last dictionary,
+``source<TAB>target<TAB>CSLS score``, most frequent source words first. The
+pairs are mutual nearest neighbours, so the same file translates both ways
+(``translate_words.py --reverse``).
+"""
+
+import argparse
+import logging
+import re
+import zlib
+
+import numpy as np
+from sacremoses import MosesPunctNormalizer, MosesTokenizer
+from textio import AtomicWriter, InputError, read_lines, run_main
+
+HAS_LETTER = re.compile(r"[^\W\d_]")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src", required=True, help="source-language text, one line each")
+    parser.add_argument("--tgt", required=True, help="target-language text, one line each")
+    parser.add_argument("--src-lang", required=True, help="source language code (Moses)")
+    parser.add_argument("--tgt-lang", required=True, help="target language code (Moses)")
+    parser.add_argument("--output", default="-", help="the lexicon (default: stdout)")
+    parser.add_argument("--dim", type=int, default=100, help="word vector size")
+    parser.add_argument("--window", type=int, default=5, help="skip-gram context window")
+    parser.add_argument("--min-count", type=int, default=3,
+                        help="words rarer than this get no vector")
+    parser.add_argument("--epochs", type=int, default=10, help="Word2Vec passes")
+    parser.add_argument("--max-vocab", type=int, default=20000,
+                        help="most frequent words of each language that are mapped")
+    parser.add_argument("--csls-vocab", type=int, default=15000,
+                        help="most frequent words among which translations are sought")
+    parser.add_argument("--csls-k", type=int, default=10, help="neighbourhood size of CSLS")
+    parser.add_argument("--iterations", type=int, default=5,
+                        help="rounds of Procrustes and dictionary rebuilding")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="Word2Vec worker threads")
+    return parser.parse_args(argv)
+
+
+def tokenized(path, lang):
+    """The lower-cased Moses tokens of each non-empty line of ``path``."""
+    normalizer, tokenizer = MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
+    sentences = []
+    for line in read_lines(path):
+        line = normalizer.normalize(line).strip().lower()
+        if line:
+            sentences.append(tokenizer.tokenize(line, escape=False))
+    return sentences
+
+
+def stable_hash(text):
+    """Word2Vec seeds each word's initial vector with this hash of it; Python's
+    own hash() of a string changes from one process to the next."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def word_vectors(path, lang, args):
+    """The words of ``path`` (most frequent first, at most --max-vocab) and
+    their normalised skip-gram vectors (words x dim, float32)."""
+    from gensim.models import Word2Vec
+
+    sentences = tokenized(path, lang)
+    logging.getLogger(__name__).info(
+        "%s: %d lines; training %d-dimensional skip-gram vectors for %d epochs",
+        path, len(sentences), args.dim, args.epochs)
+    model = Word2Vec(sentences, vector_size=args.dim, window=args.window,
+                     min_count=args.min_count, sg=1, negative=10, epochs=args.epochs,
+                     workers=args.threads, seed=args.seed, hashfxn=stable_hash)
+    words = model.wv.index_to_key[:args.max_vocab]
+    if len(words) < 2 * args.csls_k:
+        raise InputError(f"{path}: only {len(words)} words occur --min-count "
+                         f"{args.min_count} times or more; give more text or lower it")
+    return words, normalize(np.stack([model.wv[w] for w in words]).astype(np.float32))
+
+
+def normalize(vectors):
+    """Unit length, mean-centred, unit length again (rows are words)."""
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors - vectors.mean(axis=0)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def identical_pairs(src_words, tgt_words):
+    """(source index, target index) of the words both languages spell alike,
+    leaving out single characters and bare numbers."""
+    tgt_index = {w: j for j, w in enumerate(tgt_words)}
+    return [(i, tgt_index[w]) for i, w in enumerate(src_words)
+            if w in tgt_index and len(w) > 1 and not w.isdigit()]
+
+
+def procrustes(x, y, pairs):
+    """The orthogonal W minimising ||x[i] W^T - y[j]|| over the pairs (i, j)."""
+    a, b = x[[i for i, _ in pairs]], y[[j for _, j in pairs]]
+    u, _, vt = np.linalg.svd(b.T @ a)  # dim x dim
+    return u @ vt
+
+
+def csls(mapped, y, k):
+    """Cross-domain similarity local scaling: 2 cos(x, y) minus the mean
+    cosine of x to its k nearest targets and of y to its k nearest sources
+    (source words x target words)."""
+    cos = mapped @ y.T
+    # mean similarity to the k nearest neighbours, per source row and target column
+    r_src = -np.partition(-cos, k - 1, axis=1)[:, :k].mean(axis=1)
+    r_tgt = -np.partition(-cos, k - 1, axis=0)[:k, :].mean(axis=0)
+    return 2 * cos - r_src[:, None] - r_tgt[None, :]
+
+
+def mutual_neighbours(scores):
+    """(i, j, score) for each source i and target j that are each other's best."""
+    best_tgt, best_src = scores.argmax(axis=1), scores.argmax(axis=0)
+    return [(i, int(j), float(scores[i, j])) for i, j in enumerate(best_tgt)
+            if best_src[j] == i]
+
+
+def induce(x, y, seed_pairs, args, log):
+    """Refine the seed dictionary; the last one, as (i, j, CSLS score)."""
+    pairs = [(i, j, None) for i, j in seed_pairs]
+    n = args.csls_vocab
+    for iteration in range(1, args.iterations + 1):
+        w = procrustes(x, y, [(i, j) for i, j, _ in pairs])
+        pairs = mutual_neighbours(csls(x[:n] @ w.T, y[:n], args.csls_k))
+        log.info("iteration %d: %d mutual nearest neighbours", iteration, len(pairs))
+    return pairs
+
+
+def main(argv=None):
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("gensim").setLevel(logging.WARNING)  # one line per second otherwise
+    log = logging.getLogger(__name__)
+    args = parse_args(argv)
+    if args.csls_vocab > args.max_vocab:
+        raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
+    src_words, x = word_vectors(args.src, args.src_lang, args)
+    tgt_words, y = word_vectors(args.tgt, args.tgt_lang, args)
+    seed_pairs = identical_pairs(src_words, tgt_words)
+    log.info("%d %s and %d %s words; %d spelt alike (the seed dictionary)",
+             len(src_words), args.src_lang, len(tgt_words), args.tgt_lang, len(seed_pairs))
+    if len(seed_pairs) < args.dim:
+        raise InputError(f"only {len(seed_pairs)} words are spelt alike in {args.src} and "
+                         f"{args.tgt}, too few to fit a {args.dim}-dimensional map; "
+                         "give more text or lower --dim")
+    pairs = induce(x, y, seed_pairs, args, log)
+    # punctuation and numbers are left out: translate_words.py copies them
+    pairs = [(src_words[i], tgt_words[j], score) for i, j, score in sorted(pairs)
+             if HAS_LETTER.search(src_words[i]) and HAS_LETTER.search(tgt_words[j])]
+    with AtomicWriter(args.output) as out:
+        for source, target, score in pairs:
+            out.write(f"{source}\t{target}\t{score:.4f}\n")
+    log.info("%d word pairs written to %s", len(pairs), args.output)
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,104 @@
+"""data-prep/induce_lexicon.py and data-prep/translate_words.py: a word
+lexicon from two monolingual corpora, and word-by-word translation with it."""
+
+import collections
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, write
+
+PREP = REPO / "data-prep"
+DATA = REPO / "examples" / "data"
+
+
+def prep(script, *args, stdin=None, check=True):
+    proc = subprocess.run([sys.executable, str(PREP / script), *map(str, args)],
+                          input=stdin, capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stderr[-3000:])
+    return proc
+
+
+def cipher(word):
+    """A spelling no English word has."""
+    return "q" + word[::-1] + "q"
+
+
+@pytest.fixture(scope="module")
+def ciphered(tmp_path_factory):
+    """The bundled English text, and a 'second language': the same text with
+    its 40 most frequent words (of 4 letters or more) spelt otherwise."""
+    root = tmp_path_factory.mktemp("lexicon")
+    lines = (DATA / "mono.en").read_text(encoding="utf-8").splitlines()
+    counts = collections.Counter(w for line in lines for w in re.findall(r"[a-z]+", line.lower())
+                                 if len(w) >= 4)
+    secret = {w: cipher(w) for w, _ in counts.most_common(40)}
+    pattern = re.compile(r"\b(" + "|".join(secret) + r")\b")
+    write(root / "en.txt", lines)
+    write(root / "xx.txt", [pattern.sub(lambda m: secret[m.group(1)], line.lower())
+                            for line in lines])
+    out = prep("induce_lexicon.py", "--src", root / "en.txt", "--src-lang", "en",
+               "--tgt", root / "xx.txt", "--tgt-lang", "en", "--output", root / "lexicon.tsv",
+               "--dim", "50", "--epochs", "5", "--max-vocab", "2000", "--csls-vocab", "2000",
+               "--iterations", "3")
+    return root, secret, out.stderr
+
+
+def test_induced_lexicon_recovers_words_that_are_spelt_differently(ciphered):
+    root, secret, log = ciphered
+    rows = [line.split("\t") for line in (root / "lexicon.tsv").read_text().splitlines()]
+    assert all(len(row) == 3 and -2 <= float(row[2]) <= 2 for row in rows)
+    lexicon = {source: target for source, target, _ in rows}
+    # the seed held none of them: only words spelt alike
+    recovered = [w for w in secret if lexicon.get(w) == secret[w]]
+    assert len(recovered) >= 30, f"{len(recovered)} of 40 recovered: {recovered}"
+    # and the words both spell alike mostly map to themselves
+    alike = [s for s, t in lexicon.items() if s not in secret]
+    assert sum(lexicon[s] == s for s in alike) >= 0.8 * len(alike)
+    assert "spelt alike (the seed dictionary)" in log and "iteration 3:" in log
+    assert all(re.search(r"[^\W\d_]", s) and re.search(r"[^\W\d_]", t) for s, t, _ in rows)
+
+
+def test_too_little_text_is_refused_with_the_option_to_change(tmp_path):
+    write(tmp_path / "a.txt", ["one two three"] * 5)
+    proc = prep("induce_lexicon.py", "--src", tmp_path / "a.txt", "--src-lang", "en",
+                "--tgt", tmp_path / "a.txt", "--tgt-lang", "fr", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "a.txt: only 3 words occur --min-count 3 times or more" in proc.stderr
+
+
+@pytest.fixture
+def lexicon(tmp_path):
+    path = tmp_path / "lexicon.tsv"
+    write(path, ["the\tle\t0.50", "file\tfichier\t0.40", "open\touvrir\t0.10",
+                 "(\t)\t0.30", "times\tfois\t0.35"])
+    return path
+
+
+def test_words_are_translated_with_their_case_and_the_rest_is_copied(lexicon):
+    out = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en",
+               "--tgt-lang", "fr", stdin="Open THE file (notes.txt) 3 times.\n\nUnknown words\n")
+    # "(" is not translated (no letter); "notes.txt" and "Unknown" are not in the lexicon
+    assert out.stdout.splitlines() == ["Ouvrir LE fichier (notes.txt) 3 fois.", "",
+                                       "Unknown words"]
+    back = prep("translate_words.py", "--lexicon", lexicon, "--reverse", "--src-lang", "fr",
+                "--tgt-lang", "en", stdin="Ouvrir le fichier.\n")
+    assert back.stdout == "Open the file.\n"
+    confident = prep("translate_words.py", "--lexicon", lexicon, "--min-score", "0.2",
+                     "--src-lang", "en", "--tgt-lang", "fr", stdin="open the file\n")
+    assert confident.stdout == "open le fichier\n"
+
+
+def test_a_missing_or_malformed_lexicon_is_named(tmp_path, lexicon):
+    missing = prep("translate_words.py", "--lexicon", tmp_path / "none.tsv", "--src-lang",
+                   "en", "--tgt-lang", "fr", stdin="x\n", check=False)
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    assert "none.tsv: no such file" in missing.stderr and "induce_lexicon.py" in missing.stderr
+    bad = tmp_path / "bad.tsv"
+    write(bad, ["the\tle\t0.5", "lonely"])
+    proc = prep("translate_words.py", "--lexicon", bad, "--src-lang", "en", "--tgt-lang",
+                "fr", stdin="x\n", check=False)
+    assert proc.returncode == 1 and "bad.tsv, line 2: expected source<TAB>target" in proc.stderr
