@@ -41,6 +41,7 @@ TEST_SUBSET=${TEST_SUBSET:-test}
 MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
 LEXICON=${LEXICON:-}                       # round 0: word by word with this lexicon
 SPM_MODEL=${SPM_MODEL:-}                   # with LEXICON: the model of MONO_PREFIX
+MIN_SCORE=${MIN_SCORE:-0.1}                # with LEXICON: weaker word pairs stay untranslated
 
 source "$(dirname "$0")/common.sh"
 here=$(dirname "$0")
@@ -70,7 +71,7 @@ translate_words() {  # src, tgt, then translate_words.py's options: word by word
     local reverse=()
     [ "$1" = "$L2" ] && reverse=(--reverse)
     python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON" "${reverse[@]}" \
-        --src-lang "$1" --tgt-lang "$2" "${@:3}"
+        --min-score "$MIN_SCORE" --src-lang "$1" --tgt-lang "$2" "${@:3}"
 }
 
 score_words() {  # src, tgt: round 0 with LEXICON, the word-by-word translation

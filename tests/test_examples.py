@@ -172,7 +172,8 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
                    cwd=REPO, env=cli_env(), check=True, capture_output=True)
     lexicon = tmp_path / "lexicon.tsv"
-    write(lexicon, ["the\tle\t0.5", "select\tsélectionnez\t0.4", "choose\tchoisissez\t0.4",
+    # "the" scores below the recipe's MIN_SCORE (0.1): it must stay untranslated
+    write(lexicon, ["the\tle\t0.05", "select\tsélectionnez\t0.4", "choose\tchoisissez\t0.4",
                     "click\tcliquez\t0.3"])
     out = tmp_path / "offline"
     variables = dict(DATA_BIN=tmp_path / "bin", MONO_PREFIX=work / "spm/mono",
@@ -188,13 +189,15 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
 
     def words(*args, stdin):
         return subprocess.run(["python", "data-prep/translate_words.py", "--lexicon", lexicon,
-                               *map(str, args)], cwd=REPO, env=cli_env(), input=stdin,
-                              capture_output=True, text=True, check=True).stdout
+                               "--min-score", "0.1", *map(str, args)], cwd=REPO,
+                              env=cli_env(), input=stdin, capture_output=True, text=True,
+                              check=True).stdout
 
     # round 0: the test set translated word by word, then scored
     test_en = (raw / "test.en").read_text()
-    assert (out / "round0.test.en-fr.txt").read_text() == words(
-        "--src-lang", "en", "--tgt-lang", "fr", stdin=test_en)
+    round0 = (out / "round0.test.en-fr.txt").read_text()
+    assert round0 == words("--src-lang", "en", "--tgt-lang", "fr", stdin=test_en)
+    assert " the " in f" {round0} " and " le " not in f" {round0} "
     assert "en->fr word by word" in log and "fr->en word by word" in log
     # round 1: real fr sentences, and their word-by-word translation (reversed lexicon)
     assert "round 1: translating 20 fr sentences into en word by word" in log
