@@ -46,7 +46,7 @@ from analysis_eval import masked_span_ppl
 from analysis_plot import plot, write_csv
 from analysis_pretrain import pretrain_point
 from analysis_runner import Runner
-from recipe_runner import run_guarded
+from recipe_runner import progress, run_guarded
 
 PRESETS = {
     # about an hour on 2 CPU cores with the default points (see docs/results.md)
@@ -155,10 +155,10 @@ def run_point(runner, point, index, total):
     pdir = runner.work / "points" / point.name
     result_path = pdir / "result.json"
     if result_path.exists():
-        print(f"[{index}/{total}] {point.name}: done before, kept", flush=True)
+        progress(f"[{index}/{total}] {point.name}: done before, kept")
         return json.loads(result_path.read_text())
     start = time.time()
-    print(f"[{index}/{total}] {point.name}: started (logs in {pdir})", flush=True)
+    progress(f"[{index}/{total}] {point.name}: started (logs in {pdir})")
     init = pretrain_point(runner, point, pdir)
     row = dict(point=point.name, kind=point.kind, mask_ratio=point.ratio,
                pretrain_seconds=round(time.time() - start))
@@ -173,9 +173,9 @@ def run_point(runner, point, index, total):
     row["bleu"], row["chrf"] = runner.translate(checkpoint, pdir)
     row["total_seconds"] = round(time.time() - start)
     result_path.write_text(json.dumps(row, indent=1) + "\n")
-    print(f"[{index}/{total}] {point.name}: BLEU {row['bleu']}, fine-tuned valid ppl "
-          f"{row['finetune_valid_ppl']}, span ppl {row.get('ppl_span50', '-')} "
-          f"({row['total_seconds']} s)", flush=True)
+    progress(f"[{index}/{total}] {point.name}: BLEU {row['bleu']}, fine-tuned valid ppl "
+             f"{row['finetune_valid_ppl']}, span ppl {row.get('ppl_span50', '-')} "
+             f"({row['total_seconds']} s)")
     return row
 
 

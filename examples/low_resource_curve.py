@@ -48,7 +48,7 @@ from pathlib import Path
 
 from curve_data import CurveData
 from curve_report import write_reports
-from recipe_runner import RecipeRunner, finished, run_guarded, size_args
+from recipe_runner import RecipeRunner, finished, progress, run_guarded, size_args
 
 PRESETS = {
     # a 2+2-layer, 128-dimension model: minutes per run on 2 CPU cores; the
@@ -228,8 +228,8 @@ class Curve(RecipeRunner):
             return checkpoint.resolve()
         a, save_dir = self.args, self.work / "pretrain" / name
         if not (save_dir / "done").exists():
-            print(f"== pre-training mass_{name}: {a.pretrain_updates} updates "
-                  f"(log: {save_dir}.log)", flush=True)
+            progress(f"== pre-training mass_{name}: {a.pretrain_updates} updates "
+                     f"(log: {save_dir}.log)")
             start = time.time()
             self.recipe("pretrain.sh", save_dir.with_suffix(".log"), f"pre-training {name}",
                         DATA_BIN=self.data.mono_bin(name), SAVE_DIR=save_dir,
@@ -295,14 +295,13 @@ class Curve(RecipeRunner):
             result.update(best_validation(log, self.args.select_by))
             path.write_text(json.dumps(result, indent=1) + "\n")
         if not missing:
-            print(f"[{index}/{total}] {run.name}: done before, kept", flush=True)
+            progress(f"[{index}/{total}] {run.name}: done before, kept")
             return
         if result is None and run.init != "random":
             self.pretrain(run.init[len("mass_"):])  # timed apart, once per corpus
         start = time.time()
         if result is None:
-            print(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)",
-                  flush=True)
+            progress(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)")
             log = self.finetune(run, rdir)
             result = dict(vars(run), **best_validation(log, self.args.select_by), scores={})
         for test in missing:
@@ -312,10 +311,10 @@ class Curve(RecipeRunner):
         path.write_text(json.dumps(result, indent=1) + "\n")
         test = result["scores"]["test"]
         valid_bleu = result.get("valid_bleu")
-        print(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
-              f"valid nll {result['valid_nll']}"
-              + ("" if valid_bleu is None else f", valid BLEU {valid_bleu}")
-              + f" ({result['minutes']} min)", flush=True)
+        progress(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
+                 f"valid nll {result['valid_nll']}"
+                 + ("" if valid_bleu is None else f", valid BLEU {valid_bleu}")
+                 + f" ({result['minutes']} min)")
 
 
 def best_validation(log, select_by="loss"):

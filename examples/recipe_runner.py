@@ -8,11 +8,23 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+_OUTPUT = threading.Lock()
+
+
+def progress(message, stream=None):
+    """One whole line on stdout (or ``stream``), also when runs in parallel
+    threads report at the same moment (print writes the text and the newline
+    apart, so two lines could run into one)."""
+    stream = stream or sys.stdout
+    with _OUTPUT:
+        stream.write(message + "\n")
+        stream.flush()
 
 
 class RecipeRunner:
@@ -100,7 +112,7 @@ def run_guarded(tasks, jobs, catch=RuntimeError):
             failures.append(name)
             message = str(error) if isinstance(error, RuntimeError) else (
                 traceback.format_exc())
-            print(f"{label}{name} failed: {message}", file=sys.stderr, flush=True)
+            progress(f"{label}{name} failed: {message}", sys.stderr)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(one, tasks))

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -206,6 +207,28 @@ def test_run_guarded_reports_what_it_catches_and_lets_the_rest_through(capsys):
     assert "[1/2] a failed: Traceback" in err and "ValueError: bad point" in err
     with pytest.raises(ValueError):  # by default only RuntimeError is a failed run
         run_guarded(tasks[:1], 1)
+
+
+def test_progress_lines_of_parallel_runs_never_run_into_each_other():
+    from recipe_runner import progress, run_guarded
+
+    class SlowStream:  # gives the other threads a chance inside every write
+        def __init__(self):
+            self.parts = []
+
+        def write(self, text):
+            time.sleep(0.001)
+            self.parts.append(text)
+
+        def flush(self):
+            pass
+
+    stream = SlowStream()
+    tasks = [("", str(t), lambda t=t: [progress(f"run {t} line {i}", stream) for i in range(30)])
+             for t in range(4)]
+    run_guarded(tasks, 4)
+    lines = "".join(stream.parts).splitlines()
+    assert sorted(lines) == sorted(f"run {t} line {i}" for t in range(4) for i in range(30))
 
 
 def test_bad_arguments_name_the_flag(tmp_path):
