@@ -60,13 +60,15 @@ def parse_args(argv=None):
 
 
 def tokenized(path, lang):
-    """The lower-cased Moses tokens of each non-empty line of ``path``."""
+    """The lower-cased Moses tokens of each non-empty line of ``path``, as
+    translate_words.py sees them: tokenized first (Moses splits the full stop
+    of "file. Then" by the capital that follows it), then lower-cased."""
     normalizer, tokenizer = MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
     sentences = []
     for line in read_lines(path):
-        line = normalizer.normalize(line).strip().lower()
+        line = normalizer.normalize(line).strip()
         if line:
-            sentences.append(tokenizer.tokenize(line, escape=False))
+            sentences.append([token.lower() for token in tokenizer.tokenize(line, escape=False)])
     return sentences
 
 

@@ -62,6 +62,19 @@ def test_induced_lexicon_recovers_words_that_are_spelt_differently(ciphered):
     assert all(re.search(r"[^\W\d_]", s) and re.search(r"[^\W\d_]", t) for s, t, _ in rows)
 
 
+def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
+    """Tokenized before lower-casing: "file." inside a line is "file" and ".",
+    as translate_words.py splits it, not one token no lookup ever asks for."""
+    sys.path.insert(0, str(PREP))
+    try:
+        from induce_lexicon import tokenized
+    finally:
+        sys.path.remove(str(PREP))
+    write(tmp_path / "en.txt", ["Open the File. Then close it.", "", "Save it."])
+    assert tokenized(tmp_path / "en.txt", "en") == [
+        ["open", "the", "file", ".", "then", "close", "it", "."], ["save", "it", "."]]
+
+
 def test_too_little_text_is_refused_with_the_option_to_change(tmp_path):
     write(tmp_path / "a.txt", ["one two three"] * 5)
     proc = prep("induce_lexicon.py", "--src", tmp_path / "a.txt", "--src-lang", "en",
