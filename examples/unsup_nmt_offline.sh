@@ -41,7 +41,8 @@ TEST_SUBSET=${TEST_SUBSET:-test}
 MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
 LEXICON=${LEXICON:-}                       # round 0: word by word with this lexicon
 SPM_MODEL=${SPM_MODEL:-}                   # with LEXICON: the model of MONO_PREFIX
-MIN_SCORE=${MIN_SCORE:-0.1}                # with LEXICON: weaker word pairs stay untranslated
+MIN_SCORE=${MIN_SCORE-0.1}                 # with LEXICON: weaker word pairs stay untranslated
+                                           # (MIN_SCORE= : every pair of the lexicon)
 
 source "$(dirname "$0")/common.sh"
 here=$(dirname "$0")
@@ -68,10 +69,11 @@ checkpoint() {  # the model of direction $2 after round $1
 done_already() { grep -q "^$1	$2	" "$results"; }
 
 translate_words() {  # src, tgt, then translate_words.py's options: word by word with LEXICON
-    local reverse=()
-    [ "$1" = "$L2" ] && reverse=(--reverse)
-    python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON" "${reverse[@]}" \
-        --min-score "$MIN_SCORE" --src-lang "$1" --tgt-lang "$2" "${@:3}"
+    local options=()
+    [ "$1" = "$L2" ] && options+=(--reverse)
+    [ -n "$MIN_SCORE" ] && options+=(--min-score "$MIN_SCORE")
+    python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON" "${options[@]}" \
+        --src-lang "$1" --tgt-lang "$2" "${@:3}"
 }
 
 score_words() {  # src, tgt: round 0 with LEXICON, the word-by-word translation
