@@ -36,9 +36,9 @@ def ciphered(tmp_path_factory):
     counts = collections.Counter(w for line in lines for w in re.findall(r"[a-z]+", line.lower())
                                  if len(w) >= 4)
     secret = {w: cipher(w) for w, _ in counts.most_common(40)}
-    pattern = re.compile(r"\b(" + "|".join(secret) + r")\b")
+    pattern = re.compile(r"\b(" + "|".join(secret) + r")\b", re.IGNORECASE)
     write(root / "en.txt", lines)
-    write(root / "xx.txt", [pattern.sub(lambda m: secret[m.group(1)], line.lower())
+    write(root / "xx.txt", [pattern.sub(lambda m: secret[m.group(1).lower()], line)
                             for line in lines])
     out = prep("induce_lexicon.py", "--src", root / "en.txt", "--src-lang", "en",
                "--tgt", root / "xx.txt", "--tgt-lang", "en", "--output", root / "lexicon.tsv",
