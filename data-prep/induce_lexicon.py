@@ -16,6 +16,11 @@
    that are each other's nearest neighbour under the map, by CSLS (Conneau
    et al., 2018, "Word translation without parallel data"); ``--iterations``
    times.
+5. Steps 1-4 are made ``--restarts`` times with other seeds of the vectors
+   (the lexicons they give differ much); the one kept has the highest mean
+   CSLS score over its first ``--select-words`` pairs, a criterion that
+   needs no parallel text (in the spirit of Conneau et al.'s model
+   selection).
 
 The output has one line per pair of the last dictionary,
 ``source<TAB>target<TAB>CSLS score``, most frequent source words first. The
@@ -54,7 +59,15 @@ def parse_args(argv=None):
     parser.add_argument("--csls-k", type=int, default=10, help="neighbourhood size of CSLS")
     parser.add_argument("--iterations", type=int, default=5,
                         help="rounds of Procrustes and dictionary rebuilding")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="seed of the word vectors of the first restart")
+    parser.add_argument("--restarts", type=int, default=3,
+                        help="lexicons made with the seeds --seed, --seed + 1, ...; the one "
+                             "whose first --select-words pairs (most frequent source words "
+                             "first) have the highest mean CSLS score is kept (no parallel "
+                             "text needed)")
+    parser.add_argument("--select-words", type=int, default=1000,
+                        help="how many pairs of each lexicon --restarts compares")
     parser.add_argument("--threads", type=int, default=1, help="Word2Vec worker threads")
     return parser.parse_args(argv)
 
@@ -78,18 +91,15 @@ def stable_hash(text):
     return zlib.crc32(text.encode("utf-8"))
 
 
-def word_vectors(path, lang, args):
-    """The words of ``path`` (most frequent first, at most --max-vocab) and
-    their normalised skip-gram vectors (words x dim, float32)."""
+def word_vectors(sentences, path, seed, args):
+    """The words of the tokenized ``sentences`` of ``path`` (most frequent
+    first, at most --max-vocab) and their normalised skip-gram vectors
+    (words x dim, float32)."""
     from gensim.models import Word2Vec
 
-    sentences = tokenized(path, lang)
-    logging.getLogger(__name__).info(
-        "%s: %d lines; training %d-dimensional skip-gram vectors for %d epochs",
-        path, len(sentences), args.dim, args.epochs)
     model = Word2Vec(sentences, vector_size=args.dim, window=args.window,
                      min_count=args.min_count, sg=1, negative=10, epochs=args.epochs,
-                     workers=args.threads, seed=args.seed, hashfxn=stable_hash)
+                     workers=args.threads, seed=seed, hashfxn=stable_hash)
     words = model.wv.index_to_key[:args.max_vocab]
     if len(words) < 2 * args.csls_k:
         raise InputError(f"{path}: only {len(words)} words occur --min-count "
@@ -148,17 +158,13 @@ def induce(x, y, seed_pairs, args, log):
     return pairs
 
 
-def main(argv=None):
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("gensim").setLevel(logging.WARNING)  # one line per second otherwise
-    log = logging.getLogger(__name__)
-    args = parse_args(argv)
-    if args.csls_vocab > args.max_vocab:
-        raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
-    src_words, x = word_vectors(args.src, args.src_lang, args)
-    tgt_words, y = word_vectors(args.tgt, args.tgt_lang, args)
+def lexicon(src, tgt, seed, args, log):
+    """One restart: vectors with ``seed``, then the induced pairs, as
+    (source word, target word, score), and the selection score."""
+    src_words, x = word_vectors(src, args.src, seed, args)
+    tgt_words, y = word_vectors(tgt, args.tgt, seed, args)
     seed_pairs = identical_pairs(src_words, tgt_words)
-    log.info("%d %s and %d %s words; %d spelt alike (the seed dictionary)",
+    log.info("seed %d: %d %s and %d %s words; %d spelt alike (the seed dictionary)", seed,
              len(src_words), args.src_lang, len(tgt_words), args.tgt_lang, len(seed_pairs))
     if len(seed_pairs) < args.dim:
         raise InputError(f"only {len(seed_pairs)} words are spelt alike in {args.src} and "
@@ -168,6 +174,30 @@ def main(argv=None):
     # punctuation and numbers are left out: translate_words.py copies them
     pairs = [(src_words[i], tgt_words[j], score) for i, j, score in sorted(pairs)
              if HAS_LETTER.search(src_words[i]) and HAS_LETTER.search(tgt_words[j])]
+    frequent = [score for _, _, score in pairs[:args.select_words]]
+    selection = sum(frequent) / max(1, len(frequent))
+    log.info("seed %d: %d pairs, mean CSLS score of the first %d: %.4f",
+             seed, len(pairs), len(frequent), selection)
+    return pairs, selection
+
+
+def main(argv=None):
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("gensim").setLevel(logging.WARNING)  # one line per second otherwise
+    log = logging.getLogger(__name__)
+    args = parse_args(argv)
+    if args.csls_vocab > args.max_vocab:
+        raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
+    if args.restarts < 1:
+        raise InputError(f"--restarts {args.restarts}: give 1 or more")
+    src, tgt = tokenized(args.src, args.src_lang), tokenized(args.tgt, args.tgt_lang)
+    log.info("%s: %d lines, %s: %d lines; %d-dimensional skip-gram vectors, %d epochs",
+             args.src, len(src), args.tgt, len(tgt), args.dim, args.epochs)
+    results = [lexicon(src, tgt, args.seed + r, args, log) for r in range(args.restarts)]
+    best = max(range(args.restarts), key=lambda r: results[r][1])
+    pairs = results[best][0]
+    if args.restarts > 1:
+        log.info("kept seed %d (the highest mean CSLS score)", args.seed + best)
     with AtomicWriter(args.output) as out:
         for source, target, score in pairs:
             out.write(f"{source}\t{target}\t{score:.4f}\n")

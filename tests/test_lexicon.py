@@ -43,7 +43,7 @@ def ciphered(tmp_path_factory):
     out = prep("induce_lexicon.py", "--src", root / "en.txt", "--src-lang", "en",
                "--tgt", root / "xx.txt", "--tgt-lang", "en", "--output", root / "lexicon.tsv",
                "--dim", "50", "--epochs", "5", "--max-vocab", "2000", "--csls-vocab", "2000",
-               "--iterations", "3")
+               "--iterations", "3", "--restarts", "1")
     return root, secret, out.stderr
 
 
@@ -60,6 +60,32 @@ def test_induced_lexicon_recovers_words_that_are_spelt_differently(ciphered):
     assert sum(lexicon[s] == s for s in alike) >= 0.8 * len(alike)
     assert "spelt alike (the seed dictionary)" in log and "iteration 3:" in log
     assert all(re.search(r"[^\W\d_]", s) and re.search(r"[^\W\d_]", t) for s, t, _ in rows)
+
+
+def test_restarts_keep_the_lexicon_with_the_highest_selection_score(ciphered):
+    root = ciphered[0]
+    small = ["--src", root / "en.txt", "--src-lang", "en", "--tgt", root / "xx.txt",
+             "--tgt-lang", "en", "--dim", "50", "--epochs", "2", "--max-vocab", "1000",
+             "--csls-vocab", "1000", "--iterations", "1", "--select-words", "200"]
+    log = prep("induce_lexicon.py", *small, "--restarts", "3", "--seed", "5",
+               "--output", root / "kept.tsv").stderr
+    scores = {int(seed): float(score) for seed, score in re.findall(
+        r"seed (\d+): \d+ pairs, mean CSLS score of the first 200: ([-\d.]+)", log)}
+    assert sorted(scores) == [5, 6, 7]
+    best = max(scores, key=scores.get)
+    assert f"kept seed {best} (the highest mean CSLS score)" in log
+    # the kept file is the lexicon that seed makes alone, and its score is the mean of its
+    # first 200 pairs
+    prep("induce_lexicon.py", *small, "--seed", best, "--restarts", "1",
+         "--output", root / "alone.tsv")
+    kept = (root / "kept.tsv").read_text()
+    assert kept == (root / "alone.tsv").read_text()
+    first = [float(line.split("\t")[2]) for line in kept.splitlines()[:200]]
+    assert sum(first) / 200 == pytest.approx(scores[best], abs=1e-3)
+    others = [s for s in scores if s != best]
+    prep("induce_lexicon.py", *small, "--seed", others[0], "--restarts", "1",
+         "--output", root / "other.tsv")
+    assert (root / "other.tsv").read_text() != kept  # the seeds do make other lexicons
 
 
 def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
@@ -81,6 +107,9 @@ def test_too_little_text_is_refused_with_the_option_to_change(tmp_path):
                 "--tgt", tmp_path / "a.txt", "--tgt-lang", "fr", check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "a.txt: only 3 words occur --min-count 3 times or more" in proc.stderr
+    proc = prep("induce_lexicon.py", "--src", tmp_path / "a.txt", "--src-lang", "en",
+                "--tgt", tmp_path / "a.txt", "--tgt-lang", "fr", "--restarts", "0", check=False)
+    assert proc.returncode == 1 and "--restarts 0: give 1 or more" in proc.stderr
 
 
 @pytest.fixture
