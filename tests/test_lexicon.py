@@ -12,6 +12,8 @@ from conftest import REPO, write
 
 PREP = REPO / "data-prep"
 DATA = REPO / "examples" / "data"
+sys.path.insert(0, str(PREP))
+from induce_lexicon import tokenized  # noqa: E402
 
 
 def prep(script, *args, stdin=None, check=True):
@@ -91,11 +93,6 @@ def test_restarts_keep_the_lexicon_with_the_highest_selection_score(ciphered):
 def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
     """Tokenized before lower-casing: "file." inside a line is "file" and ".",
     as translate_words.py splits it, not one token no lookup ever asks for."""
-    sys.path.insert(0, str(PREP))
-    try:
-        from induce_lexicon import tokenized
-    finally:
-        sys.path.remove(str(PREP))
     write(tmp_path / "en.txt", ["Open the File. Then close it.", "", "Save it."])
     assert tokenized(tmp_path / "en.txt", "en") == [
         ["open", "the", "file", ".", "then", "close", "it", "."], ["save", "it", "."]]
