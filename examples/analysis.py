@@ -46,7 +46,7 @@ from analysis_eval import masked_span_ppl
 from analysis_plot import plot, write_csv
 from analysis_pretrain import pretrain_point
 from analysis_runner import Runner
-from recipe_runner import progress, run_guarded
+from recipe_runner import exclusive, progress, run_guarded
 
 PRESETS = {
     # about an hour on 2 CPU cores with the default points (see docs/results.md)
@@ -157,8 +157,18 @@ def run_point(runner, point, index, total):
     if result_path.exists():
         progress(f"[{index}/{total}] {point.name}: done before, kept")
         return json.loads(result_path.read_text())
+    with exclusive(pdir):
+        if result_path.exists():
+            progress(f"[{index}/{total}] {point.name}: done by another process, kept")
+            return json.loads(result_path.read_text())
+        return measure_point(runner, point, pdir, f"[{index}/{total}] {point.name}")
+
+
+def measure_point(runner, point, pdir, label):
+    """Pre-train, measure, fine-tune and translate; the row, also written
+    to the point's result.json."""
     start = time.time()
-    progress(f"[{index}/{total}] {point.name}: started (logs in {pdir})")
+    progress(f"{label}: started (logs in {pdir})")
     init = pretrain_point(runner, point, pdir)
     row = dict(point=point.name, kind=point.kind, mask_ratio=point.ratio,
                pretrain_seconds=round(time.time() - start))
@@ -172,8 +182,8 @@ def run_point(runner, point, index, total):
     checkpoint, row["finetune_valid_ppl"] = runner.finetune(init, pdir)
     row["bleu"], row["chrf"] = runner.translate(checkpoint, pdir)
     row["total_seconds"] = round(time.time() - start)
-    result_path.write_text(json.dumps(row, indent=1) + "\n")
-    progress(f"[{index}/{total}] {point.name}: BLEU {row['bleu']}, fine-tuned valid ppl "
+    (pdir / "result.json").write_text(json.dumps(row, indent=1) + "\n")
+    progress(f"{label}: BLEU {row['bleu']}, fine-tuned valid ppl "
              f"{row['finetune_valid_ppl']}, span ppl {row.get('ppl_span50', '-')} "
              f"({row['total_seconds']} s)")
     return row

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from curve_data import CurveData
 from curve_report import write_reports
-from recipe_runner import RecipeRunner, finished, progress, run_guarded, size_args
+from recipe_runner import RecipeRunner, exclusive, finished, progress, run_guarded, size_args
 
 PRESETS = {
     # a 2+2-layer, 128-dimension model: minutes per run on 2 CPU cores; the
@@ -226,22 +226,31 @@ class Curve(RecipeRunner):
             if not checkpoint.is_file():
                 raise RuntimeError(f"--init-from {name}={checkpoint}: no such file")
             return checkpoint.resolve()
-        a, save_dir = self.args, self.work / "pretrain" / name
+        save_dir = self.work / "pretrain" / name
         if not (save_dir / "done").exists():
-            progress(f"== pre-training mass_{name}: {a.pretrain_updates} updates "
-                     f"(log: {save_dir}.log)")
-            start = time.time()
-            self.recipe("pretrain.sh", save_dir.with_suffix(".log"), f"pre-training {name}",
-                        DATA_BIN=self.data.mono_bin(name), SAVE_DIR=save_dir,
-                        LANGS=",".join(a.langs), MASK_RATIO=a.mask_ratio,
-                        MAX_TOKENS=a.max_tokens, TOKENS_PER_UPDATE=a.max_tokens,
-                        LR=a.pretrain_lr, WARMUP=a.pretrain_warmup,
-                        MAX_UPDATE=a.pretrain_updates,
-                        VALIDATE_EVERY=max(1, a.pretrain_updates // 6),
-                        EXTRA_ARGS=" ".join(self.model_args() + ["--seed", "1"]))
-            (save_dir / "minutes").write_text(f"{(time.time() - start) / 60:.1f}\n")
-            finished(save_dir)
+            with exclusive(save_dir):
+                self.pretrain_once(name, save_dir)
         return save_dir / "checkpoint_best.pt"
+
+    def pretrain_once(self, name, save_dir):
+        """MASS on corpus ``name`` into ``save_dir`` (unless another process
+        has just finished it)."""
+        a = self.args
+        if (save_dir / "done").exists():
+            return
+        progress(f"== pre-training mass_{name}: {a.pretrain_updates} updates "
+                 f"(log: {save_dir}.log)")
+        start = time.time()
+        self.recipe("pretrain.sh", save_dir.with_suffix(".log"), f"pre-training {name}",
+                    DATA_BIN=self.data.mono_bin(name), SAVE_DIR=save_dir,
+                    LANGS=",".join(a.langs), MASK_RATIO=a.mask_ratio,
+                    MAX_TOKENS=a.max_tokens, TOKENS_PER_UPDATE=a.max_tokens,
+                    LR=a.pretrain_lr, WARMUP=a.pretrain_warmup,
+                    MAX_UPDATE=a.pretrain_updates,
+                    VALIDATE_EVERY=max(1, a.pretrain_updates // 6),
+                    EXTRA_ARGS=" ".join(self.model_args() + ["--seed", "1"]))
+        (save_dir / "minutes").write_text(f"{(time.time() - start) / 60:.1f}\n")
+        finished(save_dir)
 
     def finetune(self, run, rdir):
         a = self.args
@@ -284,7 +293,14 @@ class Curve(RecipeRunner):
         return {"bleu": float(bleu), "chrf": float(chrf), "reference": str(reference)}
 
     def run_one(self, run, index, total):
+        """Fine-tune and score ``run``, or only what it lacks (a test set
+        added since), in its directory, which no other process may use
+        meanwhile."""
         rdir = self.work / "runs" / run.name
+        with exclusive(rdir):
+            self.run_in(run, rdir, f"[{index}/{total}] {run.name}")
+
+    def run_in(self, run, rdir, label):
         path = rdir / "result.json"
         result = json.loads(path.read_text()) if path.exists() else None
         tests = [None] + list(self.args.extra_tests)
@@ -295,13 +311,13 @@ class Curve(RecipeRunner):
             result.update(best_validation(log, self.args.select_by))
             path.write_text(json.dumps(result, indent=1) + "\n")
         if not missing:
-            progress(f"[{index}/{total}] {run.name}: done before, kept")
+            progress(f"{label}: done before, kept")
             return
         if result is None and run.init != "random":
             self.pretrain(run.init[len("mass_"):])  # timed apart, once per corpus
         start = time.time()
         if result is None:
-            progress(f"[{index}/{total}] {run.name}: fine-tuning (log: {rdir}/finetune.log)")
+            progress(f"{label}: fine-tuning (log: {rdir}/finetune.log)")
             log = self.finetune(run, rdir)
             result = dict(vars(run), **best_validation(log, self.args.select_by), scores={})
         for test in missing:
@@ -311,7 +327,7 @@ class Curve(RecipeRunner):
         path.write_text(json.dumps(result, indent=1) + "\n")
         test = result["scores"]["test"]
         valid_bleu = result.get("valid_bleu")
-        progress(f"[{index}/{total}] {run.name}: BLEU {test['bleu']}, chrF {test['chrf']}, "
+        progress(f"{label}: BLEU {test['bleu']}, chrF {test['chrf']}, "
                  f"valid nll {result['valid_nll']}"
                  + ("" if valid_bleu is None else f", valid BLEU {valid_bleu}")
                  + f" ({result['minutes']} min)")

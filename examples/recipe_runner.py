@@ -3,6 +3,8 @@ experiments (analysis.py, low_resource_curve.py): one work directory per
 experiment, one configuration per work directory, every command's output in a
 log file, and errors that say which log to read."""
 
+import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -15,6 +17,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 _OUTPUT = threading.Lock()
+# descriptors of the held directory locks: every command inherits them, so a
+# training that outlives its driver (which was killed) keeps its directory
+_HELD, _HELD_LOCK = set(), threading.Lock()
 
 
 def progress(message, stream=None):
@@ -67,7 +72,8 @@ class RecipeRunner:
             out.write("$ " + shlex.join(cmd) + "\n")
             out.flush()
             code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                   env=dict(self.env, **(env or {})))
+                                   env=dict(self.env, **(env or {})),
+                                   pass_fds=held_locks())
         if code != 0:
             tail = log.read_text(errors="replace").splitlines()[-15:]
             raise RuntimeError(f"{what} failed (exit {code}); the end of {log}:\n  "
@@ -88,6 +94,40 @@ def size_args(args):
             "--encoder-ffn-embed-dim", str(args.ffn), "--decoder-ffn-embed-dim", str(args.ffn),
             "--encoder-attention-heads", str(args.heads),
             "--decoder-attention-heads", str(args.heads)]
+
+
+@contextlib.contextmanager
+def exclusive(directory):
+    """Hold ``directory`` (its ``.lock`` file) for the block, so that a
+    second process running the same command on the same work directory does
+    not train into it at the same time; RuntimeError, naming the holder, if
+    another process holds it. The commands run meanwhile hold it too."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = path.read_text().strip() or "?"
+        os.close(fd)
+        raise RuntimeError(f"{directory} is in use by another process (pid {holder}, or "
+                           "a command it started): wait for it to end, or stop it, then "
+                           "run the same command again") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    with _HELD_LOCK:
+        _HELD.add(fd)
+    try:
+        yield
+    finally:
+        with _HELD_LOCK:
+            _HELD.discard(fd)
+        os.close(fd)  # releases the lock, unless a command still runs
+
+
+def held_locks():
+    with _HELD_LOCK:
+        return tuple(_HELD)
 
 
 def finished(save_dir):

@@ -234,3 +234,22 @@ def kill_after_first_save(cmd):
             break
     proc.wait(timeout=120)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from recipe_runner import exclusive
+with exclusive(Path(sys.argv[2])):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def hold_elsewhere(directory):
+    """Another process holding ``directory`` (as a second driver would)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(REPO / "examples"),
+                               str(directory)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder

@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from conftest import BIN_DIR, REPO, cli_env, write
+from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
 
 sys.path.insert(0, str(REPO / "examples"))
 import analysis  # noqa: E402
@@ -144,3 +144,20 @@ def test_bad_options_are_named(argv, message, capsys):
     with pytest.raises(SystemExit):
         analysis.parse_args(argv)
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_point_in_use_by_another_process_is_a_failed_point(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    runner = SimpleNamespace(work=tmp_path)  # the point fails before it needs more
+    point = analysis.Point("mass_r0.50", "mass", 0.5)
+    holder = hold_elsewhere(tmp_path / "points" / point.name)
+    try:
+        assert analysis.run_points(runner, [point], 1) == [point.name]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"in use by another process (pid {holder.pid}" in capsys.readouterr().err
+    # once the other process has finished the point, its result is kept
+    (tmp_path / "points" / point.name / "result.json").write_text('{"bleu": 1.0}')
+    assert analysis.run_point(runner, point, 1, 1) == {"bleu": 1.0}

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import BIN_DIR, REPO, cli_env, write
+from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
 
 sys.path.insert(0, str(REPO / "examples"))
 import low_resource_curve as curve  # noqa: E402
@@ -284,3 +284,63 @@ def test_checkpoints_are_kept_by_validation_bleu(curve_run):
     # every validation decodes the valid set; checkpoint_best.pt follows its BLEU
     assert len(re.findall(r"valid on 'valid' subset \|.* \| bleu [\d.]+ ", log)) == 2
     assert re.search(r"\| best_bleu [\d.]+", log)
+
+
+
+def test_a_directory_in_use_by_another_process_is_refused_naming_it(tmp_path):
+    from recipe_runner import exclusive
+
+    holder = hold_elsewhere(tmp_path / "run")
+    try:
+        with pytest.raises(RuntimeError, match=rf"in use by another process \(pid {holder.pid}"):
+            with exclusive(tmp_path / "run"):
+                pass
+        with exclusive(tmp_path / "other"):  # other directories are free
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with exclusive(tmp_path / "run"):  # free once the holder is gone
+        pass
+
+
+def test_a_command_that_outlives_its_driver_keeps_the_directory(tmp_path):
+    from recipe_runner import RecipeRunner, exclusive
+
+    runner = RecipeRunner(tmp_path / "work")
+    pid_file = tmp_path / "sleeper.pid"
+    with exclusive(tmp_path / "run"):
+        # a command whose child goes on after the command returns
+        runner.run(["bash", "-c", f"sleep 60 & echo $! > {pid_file}"], tmp_path / "log", "x")
+    sleeper = int(pid_file.read_text())
+    try:
+        with pytest.raises(RuntimeError, match="in use by another process"):
+            with exclusive(tmp_path / "run"):
+                pass
+    finally:
+        os.kill(sleeper, 9)
+    deadline = time.time() + 10
+    while True:  # the lock goes with the last process that holds it
+        try:
+            with exclusive(tmp_path / "run"):
+                break
+        except RuntimeError:
+            assert time.time() < deadline
+            time.sleep(0.1)
+
+
+def test_a_run_in_use_by_another_driver_fails_and_leaves_its_directory_alone(tmp_path, capsys):
+    args = curve.parse_args(["--para-dir", str(tmp_path / "p"), "--sizes", "1000",
+                             "--seeds", "1", "--directions", "en-fr", "--inits", "random",
+                             "--work-dir", str(tmp_path / "w")])
+    run = curve.runs_of(args)[0]
+    rdir = tmp_path / "w" / "runs" / run.name
+    holder = hold_elsewhere(rdir)
+    try:
+        failures = curve.run_all(curve.Curve(args), [run], 1)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert failures == [run.name]
+    assert f"in use by another process (pid {holder.pid}" in capsys.readouterr().err
+    assert sorted(p.name for p in rdir.iterdir()) == [".lock"]
