@@ -154,12 +154,9 @@ def run_point(runner, point, index, total):
     (kept in the point's result.json, which a second run reads back)."""
     pdir = runner.work / "points" / point.name
     result_path = pdir / "result.json"
-    if result_path.exists():
-        progress(f"[{index}/{total}] {point.name}: done before, kept")
-        return json.loads(result_path.read_text())
     with exclusive(pdir):
         if result_path.exists():
-            progress(f"[{index}/{total}] {point.name}: done by another process, kept")
+            progress(f"[{index}/{total}] {point.name}: done before, kept")
             return json.loads(result_path.read_text())
         return measure_point(runner, point, pdir, f"[{index}/{total}] {point.name}")
 
