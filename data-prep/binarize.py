@@ -19,15 +19,12 @@ place; the dictionaries come last, so a directory with dict.txt is complete.
 """
 
 import argparse
+import logging
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 from textio import InputError, run_main
-
-from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
 
 
 def parse_args(argv=None):
@@ -59,12 +56,29 @@ def parse_args(argv=None):
 
 
 def preprocess(*args):
-    command = [os.path.join(os.path.dirname(sys.executable), "fairseq-preprocess")]
-    if not os.path.exists(command[0]):
-        command = ["fairseq-preprocess"]
-    proc = subprocess.run(command + [str(a) for a in args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise InputError(f"fairseq-preprocess failed:\n{proc.stderr[-3000:]}")
+    """fairseq-preprocess with these arguments, run in this process: a
+    subprocess would pay the import of fairseq again for every step. Its
+    progress lines are not shown (stdout carries only the output directory);
+    warnings go to stderr."""
+    # configured before fairseq_cli.preprocess is imported, whose own
+    # logging.basicConfig would send its INFO lines to stdout
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s")
+    from fairseq import options
+    from fairseq_cli import preprocess as fairseq_preprocess
+
+    argv = [str(a) for a in args]
+    logger = logging.getLogger("fairseq_cli.preprocess")
+    handlers = list(logger.handlers)
+    try:
+        fairseq_preprocess.main(options.get_preprocessing_parser().parse_args(argv))
+    except (OSError, AssertionError, ValueError) as err:
+        raise InputError(f"fairseq-preprocess {' '.join(argv)} failed: "
+                         f"{type(err).__name__}: {err}") from err
+    finally:  # main() adds a log file in --destdir on every call
+        for handler in set(logger.handlers) - set(handlers):
+            logger.removeHandler(handler)
+            handler.close()
 
 
 def require(path):
@@ -128,6 +142,8 @@ def binarize_pairs(args, dictionary, work):
 
 def check_outputs(destdir):
     """Every .bin in ``destdir`` has the size its .idx describes."""
+    from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
+
     for name in sorted(os.listdir(destdir)):
         if name.endswith(".idx"):
             try:

@@ -1,7 +1,14 @@
 # Shared by the example scripts (sourced, not run).
 
-# The plugin directory for --user-dir, wherever the package is installed.
-USER_DIR=${USER_DIR:-$(python -m mass_plugin)}
+# The plugin directory for --user-dir, wherever the package is installed:
+# what `python -m mass_plugin` prints, found without importing the package
+# (which imports fairseq: seconds in every script that sources this file).
+USER_DIR=${USER_DIR:-$(python -c 'import importlib.util, os, sys
+spec = importlib.util.find_spec("mass_plugin")
+if spec is None:
+    sys.exit("error: mass_plugin is not installed in this Python: pip install -e . "
+             "from the repository root")
+print(os.path.dirname(spec.origin))')}
 EXAMPLES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PREP_DIR=$(cd "$EXAMPLES_DIR/../data-prep" && pwd)
 

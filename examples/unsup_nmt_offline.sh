@@ -154,12 +154,17 @@ train_direction() {  # round, src, tgt
             ln -sf "$(realpath "$name")" "$data/"
         done
     fi
-    echo "== round $round: fine-tuning $src->$tgt on $(wc -l < "$pairs.$src") synthetic pairs"
-    DATA_BIN=$data PRETRAINED=$(checkpoint $(( round - 1 )) "$src-$tgt") \
-        SAVE_DIR=$dir/ckpt-$src-$tgt SRC=$src TGT=$tgt MAX_TOKENS=$MAX_TOKENS \
-        TOKENS_PER_UPDATE=$TOKENS_PER_UPDATE LR=$LR WARMUP=$WARMUP MAX_UPDATE=$MAX_UPDATE \
-        PATIENCE=1000 EXTRA_ARGS="--language-embeddings $L1,$L2 $MODEL_ARGS" \
-        bash "$here/finetune_nmt.sh" > "$dir/train-$src-$tgt.log"
+    if [ -f "$dir/ckpt-$src-$tgt/done" ]; then  # trained before, only its score is missing
+        echo "== round $round: $src->$tgt trained before, scoring it"
+    else  # a run stopped half-way resumes from its checkpoint_last.pt
+        echo "== round $round: fine-tuning $src->$tgt on $(wc -l < "$pairs.$src") synthetic pairs"
+        DATA_BIN=$data PRETRAINED=$(checkpoint $(( round - 1 )) "$src-$tgt") \
+            SAVE_DIR=$dir/ckpt-$src-$tgt SRC=$src TGT=$tgt MAX_TOKENS=$MAX_TOKENS \
+            TOKENS_PER_UPDATE=$TOKENS_PER_UPDATE LR=$LR WARMUP=$WARMUP MAX_UPDATE=$MAX_UPDATE \
+            PATIENCE=1000 EXTRA_ARGS="--language-embeddings $L1,$L2 $MODEL_ARGS" \
+            bash "$here/finetune_nmt.sh" > "$dir/train-$src-$tgt.log"
+        touch "$dir/ckpt-$src-$tgt/done"
+    fi
     grep -P '\| valid on' "$dir/train-$src-$tgt.log" | tail -n 1 >&2 || true
     score "$round" "$src" "$tgt" "$data" $(( (SECONDS - start) / 60 + gen_minutes ))
 }

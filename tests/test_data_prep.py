@@ -116,6 +116,20 @@ def test_binarize_says_which_input_is_missing(tmp_path):
     assert "nothing.en: no such file" in proc.stderr.decode()
 
 
+def test_binarize_names_a_dictionary_fairseq_cannot_read(tmp_path):
+    for lang in ("en", "fr"):
+        (tmp_path / f"valid.{lang}").write_text("a b c\n")
+    (tmp_path / "dict.txt").write_text("a b c d\n")  # not "<token> <count>"
+    proc = prep("binarize.py", "--destdir", tmp_path / "out", "--langs", "en,fr",
+                "--pair", "en-fr", "--valid", tmp_path / "valid",
+                "--dict", tmp_path / "dict.txt", check=False)
+    assert proc.returncode == 1
+    error = proc.stderr.decode()
+    assert "fairseq-preprocess" in error and str(tmp_path / "dict.txt") in error
+    assert "Incorrect dictionary format" in error and "Traceback" not in error
+    assert not (tmp_path / "out" / "dict.txt").exists()  # nothing looks finished
+
+
 def test_news_crawl_processing_filters_dedupes_and_holds_out_validation(tmp_path):
     import gzip
 

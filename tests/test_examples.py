@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN_DIR, REPO, cli_env, write
+from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
 
 EXAMPLES = REPO / "examples"
 
@@ -65,6 +65,20 @@ def _small_model_args():
     text = (EXAMPLES / "quickstart.sh").read_text()
     block = re.search(r'MODEL_ARGS=\$\{MODEL_ARGS:-"(.*?)"\}', text, flags=re.S).group(1)
     return " ".join(block.replace("\\\n", " ").split())
+
+
+def test_recipes_find_the_plugin_where_python_m_mass_plugin_does(tmp_path):
+    """common.sh finds --user-dir without importing the package (and fairseq);
+    it must name the directory `python -m mass_plugin` prints, from anywhere."""
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    env.update(NUM_GPUS="0")
+    env.pop("USER_DIR", None)
+    recipes = subprocess.run(["bash", "-c", f"source {EXAMPLES}/common.sh && echo $USER_DIR"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    module = subprocess.run(["python", "-m", "mass_plugin"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, check=True)
+    assert recipes.stdout.strip() == module.stdout.strip() == str(PLUGIN_DIR)
 
 
 @pytest.mark.parametrize("gpus,expected", [
@@ -150,10 +164,13 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     # the en->fr model of round 2 started from round 1's, on round 2's pairs
     train_log = (out / "round2/train-en-fr.log").read_text()
     assert "round1/ckpt-en-fr/checkpoint_best.pt" in train_log
-    # finished rounds are kept; an unscored round is scored again, not retrained
-    (out / "results.tsv").write_text("\n".join("\t".join(r) for r in rows if r[0] != "2") + "\n")
+    # finished rounds are kept; a trained but unscored model is scored again,
+    # not translated for or trained again
+    (out / "results.tsv").write_text(
+        "\n".join("\t".join(r) for r in rows if r[:2] != ["2", "en-fr"]) + "\n")
     again = bash("unsup_nmt_offline.sh", **variables)
     assert "round 1: done, skipping" in again and "translating" not in again
+    assert "round 2: en->fr trained before, scoring it" in again and "fine-tuning" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
 
 
