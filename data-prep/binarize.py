@@ -59,11 +59,7 @@ def preprocess(*args):
     """fairseq-preprocess with these arguments, run in this process: a
     subprocess would pay the import of fairseq again for every step. Its
     progress lines are not shown (stdout carries only the output directory);
-    warnings go to stderr."""
-    # configured before fairseq_cli.preprocess is imported, whose own
-    # logging.basicConfig would send its INFO lines to stdout
-    logging.basicConfig(level=logging.WARNING,
-                        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s")
+    warnings go to stderr (see main)."""
     from fairseq import options
     from fairseq_cli import preprocess as fairseq_preprocess
 
@@ -155,6 +151,10 @@ def check_outputs(destdir):
 
 def main(argv=None):
     args = parse_args(argv)
+    # before fairseq_cli.preprocess is imported, whose own logging.basicConfig
+    # would send its INFO lines to stdout, which carries only the output dir
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s")
     os.makedirs(args.destdir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.destdir, prefix=".work-") as work:
         if args.dictionary:
