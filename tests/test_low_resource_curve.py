@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+import torch
 
 from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
 
@@ -105,6 +106,18 @@ def test_mass_runs_start_from_the_pretrained_checkpoint_and_random_ones_do_not(c
     # the first N pairs of the training set, N per size
     for n in (40, 80):
         assert len((work / "raw" / "para" / f"train.{n}.en").read_text().splitlines()) == n
+
+
+def test_the_preset_mask_ratio_reaches_the_pretraining_and_the_option_overrides_it(curve_run):
+    _, work, _, _ = curve_run
+    checkpoint = torch.load(work / "pretrain" / "doc" / "checkpoint_best.pt",
+                            map_location="cpu", weights_only=False)
+    # SMALL sets no --mask-ratio: the cpu preset's whole sentence was pre-trained
+    assert checkpoint["cfg"]["task"]["mask_ratio"] == 1.0
+    assert json.loads((work / "config.json").read_text())["mask_ratio"] == 1.0
+    required = ["--para-dir", "p"]
+    assert curve.parse_args(required + ["--preset", "gpu"]).mask_ratio == 0.5
+    assert curve.parse_args(required + ["--mask-ratio", "0.3"]).mask_ratio == 0.3
 
 
 def test_a_rerun_keeps_finished_runs_and_scores_an_added_test_set(curve_run):
