@@ -5,6 +5,7 @@ import re
 import subprocess
 
 import pytest
+import torch
 
 from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
 
@@ -39,6 +40,10 @@ def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
     assert "loading pretrained model from" in log
     hypotheses = (work / "checkpoints/ft-en-fr/checkpoint_best.test.en-fr.txt").read_text()
     assert len(hypotheses.splitlines()) == 300
+    # pre-trained with the whole sentence masked, its default
+    pretrained = torch.load(work / "checkpoints/pretrain/checkpoint_best.pt",
+                            map_location="cpu", weights_only=False)
+    assert pretrained["cfg"]["task"]["mask_ratio"] == 1.0
 
 
 def test_summarization_recipe_fine_tunes_and_scores_rouge(quickstart, tmp_path):
