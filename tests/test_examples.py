@@ -5,7 +5,7 @@ import re
 import subprocess
 
 import pytest
-import torch
+from fairseq import checkpoint_utils
 
 from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
 
@@ -41,8 +41,8 @@ def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
     hypotheses = (work / "checkpoints/ft-en-fr/checkpoint_best.test.en-fr.txt").read_text()
     assert len(hypotheses.splitlines()) == 300
     # pre-trained with the whole sentence masked, its default
-    pretrained = torch.load(work / "checkpoints/pretrain/checkpoint_best.pt",
-                            map_location="cpu", weights_only=False)
+    pretrained = checkpoint_utils.load_checkpoint_to_cpu(
+        str(work / "checkpoints/pretrain/checkpoint_best.pt"))
     assert pretrained["cfg"]["task"]["mask_ratio"] == 1.0
 
 
