@@ -202,3 +202,21 @@ def test_a_checkpoint_with_the_same_size_but_other_symbols_is_refused(task, mono
     # a checkpoint saved before the checksum existed still loads
     del pretrained["dictionary_checksum"]
     tiny_model(task).load_state_dict(pretrained)
+
+
+def test_the_dictionary_check_holds_whatever_device_the_model_is_on(task, mono_data):
+    """A checkpoint is loaded on the CPU while the model may already be on a
+    GPU. The 'meta' device stands in for that here: its tensors, like CUDA's,
+    cannot be compared with CPU tensors."""
+    data_dir, _, _ = mono_data
+    pretrained = tiny_model(task).state_dict()
+    on_device = tiny_model(task).to("meta")
+    on_device.load_state_dict(dict(pretrained))
+    shuffled = Dictionary.load(str(data_dir / "dict.txt"))
+    a, b = shuffled.nspecial, shuffled.nspecial + 1
+    shuffled.symbols[a], shuffled.symbols[b] = shuffled.symbols[b], shuffled.symbols[a]
+    translation = TranslationTask(TranslationConfig(data=str(data_dir)), shuffled, shuffled)
+    with pytest.raises(IncompatibleCheckpointError, match="another dictionary"):
+        tiny_model(translation).to("meta").load_state_dict(dict(pretrained))
+    del pretrained["dictionary_checksum"]  # from before the checksum: still loads
+    on_device.load_state_dict(pretrained)

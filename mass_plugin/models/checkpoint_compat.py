@@ -10,7 +10,6 @@ dictionary of the same size whose symbols differ loading silently.
 import logging
 import zlib
 
-import torch
 from fairseq.modules import LearnedPositionalEmbedding
 
 logger = logging.getLogger(__name__)
@@ -69,6 +68,13 @@ def dictionary_checksum(dictionary) -> int:
     return zlib.crc32("\n".join(dictionary.symbols).encode("utf-8"))
 
 
+def model_checksums(model) -> list:
+    """The checksums of ``model``'s source and target dictionaries, computed
+    from the dictionaries themselves: the same on any device the model is on."""
+    return [dictionary_checksum(model.encoder.dictionary),
+            dictionary_checksum(model.decoder.dictionary)]
+
+
 class IncompatibleCheckpointError(ValueError):
     """A checkpoint's weights do not fit this model (vocabulary or architecture)."""
 
@@ -76,8 +82,10 @@ class IncompatibleCheckpointError(ValueError):
 def check_compatible(model, state_dict) -> None:
     """Raise IncompatibleCheckpointError saying what differs and what to do."""
     own = model.state_dict()
+    # compared as integers: the checkpoint's tensor is on the CPU (or wherever
+    # it was loaded), the model's buffer on the model's device
     if CHECKSUM_KEY in state_dict and CHECKSUM_KEY in own \
-            and not torch.equal(state_dict[CHECKSUM_KEY], own[CHECKSUM_KEY]):
+            and state_dict[CHECKSUM_KEY].tolist() != model_checksums(model):
         raise IncompatibleCheckpointError(
             "the checkpoint was trained with another dictionary (the symbols or "
             "their order differ, so its embeddings would mean other words): "

@@ -23,8 +23,8 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     CHECKSUM_KEY,
     IncompatibleCheckpointError,
     check_compatible,
-    dictionary_checksum,
     fit_position_tables,
+    model_checksums,
     upgrade_language_embeddings,
 )
 from .language_embeddings import build_language_embedding, model_languages
@@ -191,9 +191,8 @@ class TransformerMassModel(TransformerModel):
             model.encoder.embed_langs = model.decoder.embed_langs = embed_langs
         # saved with the weights, so that fine-tuning with a dictionary whose
         # symbols differ is refused instead of silently scrambling embeddings
-        checksum = [dictionary_checksum(task.source_dictionary),
-                    dictionary_checksum(task.target_dictionary)]
-        model.register_buffer(CHECKSUM_KEY, torch.tensor(checksum, dtype=torch.long))
+        model.register_buffer(CHECKSUM_KEY, torch.tensor(model_checksums(model),
+                                                         dtype=torch.long))
         return model
 
     @classmethod
@@ -212,7 +211,8 @@ class TransformerMassModel(TransformerModel):
         fit_position_tables(self, state_dict)
         upgrade_language_embeddings(self, state_dict)
         if hasattr(self, CHECKSUM_KEY) and CHECKSUM_KEY not in state_dict:
-            state_dict[CHECKSUM_KEY] = getattr(self, CHECKSUM_KEY)  # older checkpoints
+            # older checkpoints: this model's own (a new tensor, on the CPU)
+            state_dict[CHECKSUM_KEY] = torch.tensor(model_checksums(self), dtype=torch.long)
         if strict:
             upgraded = dict(state_dict)
             self.upgrade_state_dict(upgraded)  # in place, as fairseq does next
