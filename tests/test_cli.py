@@ -168,3 +168,18 @@ def test_fine_tuning_with_another_dictionary_says_to_use_the_pretraining_one(wor
                   cwd=REPO, check=False)
     assert out.returncode != 0
     assert "fine-tune with the pre-training dictionary" in out.stderr
+
+
+def test_bf16_through_fairseq_train_says_to_use_fairseq_hydra_train(workdir):
+    """fairseq-train turns --bf16 into a TPU run; without torch_xla it would
+    stop with a ModuleNotFoundError. The model says why and what to use."""
+    root, _, _ = workdir
+    out = run_cli(["fairseq-train", root / "bin", "--user-dir", "mass_plugin",
+                   "--task", "masked_s2s", "--arch", "transformer_mass_tiny", "--bf16",
+                   "--criterion", "masked_s2s_loss", "--optimizer", "adam", "--lr", "0.001",
+                   "--max-tokens", "600", "--max-update", "1",
+                   "--save-dir", root / "ckpt/bf16"], cwd=REPO, check=False)
+    assert out.returncode != 0
+    assert "--bf16: fairseq-train (fairseq 0.12) also sets --tpu" in out.stderr
+    assert "common.bf16=true" in out.stderr
+    assert "ModuleNotFoundError" not in out.stderr

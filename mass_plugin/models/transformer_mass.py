@@ -29,6 +29,7 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
 )
 from .language_embeddings import build_language_embedding, model_languages
 from .position_hooks import hook_state, prepare_position_hook
+from .precision import check_bf16_device
 
 MASK_SYMBOL = "<mask>"
 
@@ -173,6 +174,7 @@ class TransformerMassModel(TransformerModel):
 
     @classmethod
     def build_model(cls, args, task):
+        check_bf16_device(args)
         for dictionary in {id(d): d for d in (task.source_dictionary,
                                              task.target_dictionary)}.values():
             add_mask_symbol(dictionary)
