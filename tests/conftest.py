@@ -92,6 +92,21 @@ def binarize_splits(root, splits):
     return dictionary
 
 
+def binarize_bilingual(root):
+    """Non-parallel en and fr text and a parallel en-fr valid set in ``root``,
+    with one dictionary, in data-prep/binarize.py's layout (``train.en``,
+    ``valid.fr``, ``valid.en-fr.en``...): what masked_s2s --langs en,fr and
+    unsupervised_translation read."""
+    root.mkdir(parents=True, exist_ok=True)
+    en, fr = synthetic_sentences(1, 120, prefix="e"), synthetic_sentences(2, 120, prefix="e")
+    fr = [to_french(s) for s in fr]
+    pairs = synthetic_sentences(3, 30, prefix="e")
+    binarize_splits(root, {
+        "train.en": en, "train.fr": fr, "valid.en": en[:30], "valid.fr": fr[:30],
+        "valid.en-fr.en": pairs, "valid.en-fr.fr": [to_french(s) for s in pairs]})
+    return root
+
+
 @pytest.fixture
 def mono_data(tmp_path):
     """A binarized monolingual corpus: (data dir, train lines, dictionary)."""

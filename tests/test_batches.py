@@ -9,7 +9,7 @@ the CPU, for every tensor of every batch of every task and split."""
 import pytest
 import torch
 
-from conftest import binarize_splits, synthetic_sentences, tiny_model, to_french
+from conftest import binarize_bilingual, binarize_splits, synthetic_sentences, tiny_model
 from mass_plugin.tasks.masked_s2s import MaskedS2SConfig, MaskedS2STask
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
@@ -22,15 +22,10 @@ def data(tmp_path_factory):
     """{"mono": one language's text, "bi": en and fr text (non-parallel) and a
     parallel valid set}, each binarized with its own dictionary."""
     root = tmp_path_factory.mktemp("batches")
-    en, fr = synthetic_sentences(1, 120, prefix="e"), synthetic_sentences(2, 120, prefix="e")
-    fr = [to_french(s) for s in fr]
-    pairs = synthetic_sentences(3, 30, prefix="e")
+    en = synthetic_sentences(1, 120, prefix="e")
     (root / "mono").mkdir()
     binarize_splits(root / "mono", {"train": en, "valid": en[:30]})
-    (root / "bi").mkdir()
-    binarize_splits(root / "bi", {
-        "train.en": en, "train.fr": fr, "valid.en": en[:30], "valid.fr": fr[:30],
-        "valid.en-fr.en": pairs, "valid.en-fr.fr": [to_french(s) for s in pairs]})
+    binarize_bilingual(root / "bi")
     return root
 
 
