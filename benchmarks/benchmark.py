@@ -4,11 +4,13 @@
     python benchmarks/benchmark.py                  # CPU: 15 rows, 2 + 12 updates each
     python benchmarks/benchmark.py --updates 4      # 21 minutes on 2 idle CPU cores
     python benchmarks/benchmark.py --quick          # smoke run, about 2 minutes
-    python benchmarks/benchmark.py --device cuda --fp16
+    python benchmarks/benchmark.py --device cuda    # GPU: steady state, fp16 and bf16
 
 On the same batches of the same sentences, with the same model dimensions,
-each configuration trains for a fixed number of updates with fairseq's own
-Trainer, in a fresh process (so that peak memory is its own):
+each configuration trains with fairseq's own Trainer, in a fresh process (so
+that peak memory is its own).
+
+On a CPU, a fixed number of updates after 2 warm-up updates:
 
 - fairseq ``denoising`` (BART span masking, ``--mask`` at the same ratio),
 - fairseq ``translation`` on sentence-copy pairs (plain seq2seq cost),
@@ -23,6 +25,19 @@ exclude data loading (batches are prepared before the clock starts); the
 data cost is measured on its own. ``--quick`` took 105 s on 2 idle CPU
 cores (8.5 minutes while other jobs shared the cores).
 
+On a GPU (``--device cuda``, or ``--steady`` anywhere) every configuration is
+measured in steady state: warm-up updates until the step time settles (at
+least ``--warmup-min``), then ``--updates`` timed updates (at least 100 on
+CUDA) cycling through the same batches in the same order. Tables: fairseq's
+``denoising`` against ``masked_s2s`` at 0.5 for each ``--sizes`` tokens per
+GPU, with the 6+6-layer 512-dimension model; then the ``pretrain_base``
+preset's model (6+6 layers, 768 dimensions, GELU) in fp16 and bf16 beside
+``denoising`` at its dimensions. Besides speed and peak memory: model
+TFLOP/s and FLOP utilisation (FLOPs counted from the model's matrix products
+by torch's FlopCounterMode, against the GPU's dense fp16/bf16 peak), and,
+for the profiled rows, the share of the step the GPU was busy (torch
+profiler; the top operators go to ``--workdir``/profile-*.txt).
+
 The sentences are the first 10,000 non-empty lines of each of ``mono.en``
 and ``mono.fr`` in ``--data`` (1,000 of each with ``--quick``), or all of
 them if a file is shorter: the bundled ``examples/data`` holds 4,000 lines
@@ -30,7 +45,6 @@ of each, so the default run uses 8,000 sentences.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -51,16 +65,56 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="tiny model, few updates: checks the script, not the numbers")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--fp16", action="store_true", help="half precision (cuda only)")
-    parser.add_argument("--updates", type=int, help="timed updates per configuration")
-    parser.add_argument("--max-tokens", type=int, default=4096)
+    parser.add_argument("--precision", choices=["fp32", "fp16", "bf16"],
+                        help="CPU: fp32 (fairseq's fp16/bf16 need CUDA); CUDA: fp16 (the "
+                        "steady-state base table measures both fp16 and bf16)")
+    parser.add_argument("--fp16", action="store_true", help="same as --precision fp16")
+    parser.add_argument("--updates", type=int, help="timed updates per configuration "
+                        "(default 12 on a CPU, 3 with --quick, 100 in steady state)")
+    parser.add_argument("--max-tokens", type=int, default=4096,
+                        help="tokens per step (CPU tables)")
+    parser.add_argument("--steady", action="store_true",
+                        help="the steady-state tables (always on with --device cuda)")
+    parser.add_argument("--sizes", help="steady state: tokens per GPU and step, comma-"
+                        "separated (default 65536,32768,16384; 1024,512 with --quick); the base "
+                        "table uses the largest")
+    parser.add_argument("--warmup-min", type=int, default=20,
+                        help="steady state: warm-up updates at least (default 20)")
+    parser.add_argument("--warmup-max", type=int, default=60,
+                        help="steady state: warm-up updates at most, settled or not")
+    parser.add_argument("--tables", default="base,sizes",
+                        help="steady state: which tables, in this order, of 'base' and "
+                        "'sizes' (default base,sizes)")
+    parser.add_argument("--peak-tflops", type=float,
+                        help="the GPU's dense fp16/bf16 peak in TFLOP/s, for the FLOP "
+                        "utilisation (default: from the device name, for known GPUs)")
+    parser.add_argument("--profile-steps", type=int, default=5,
+                        help="steady state: steps under torch's profiler for the profiled "
+                        "rows (0: none)")
     parser.add_argument("--output", help="also write the results as JSON lines here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement
     args = parser.parse_args(argv)
-    if args.fp16 and args.device != "cuda":
-        parser.error("--fp16 needs --device cuda (fairseq's fp16 path assumes CUDA)")
+    if args.fp16:
+        args.precision = "fp16"
+    if args.precision is None:
+        args.precision = "fp16" if args.device == "cuda" else "fp32"
+    if args.precision != "fp32" and args.device != "cuda":
+        parser.error(f"--precision {args.precision} needs --device cuda (fairseq's "
+                     "fp16 and bf16 paths assume CUDA)")
+    args.steady = args.steady or args.device == "cuda"
     if args.updates is None:
-        args.updates = 3 if args.quick else 12
+        args.updates = 100 if args.steady and not args.quick else (3 if args.quick else 12)
+    if args.steady and args.device == "cuda" and args.updates < 100 and not args.quick:
+        parser.error("--updates: steady state on a GPU times at least 100 updates")
+    sizes = args.sizes or ("1024,512" if args.quick else "65536,32768,16384")
+    try:
+        args.sizes = [int(size) for size in sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes: expected comma-separated token counts, got {sizes!r}")
+    args.tables = [t for t in args.tables.split(",") if t]
+    unknown = set(args.tables) - {"sizes", "base"}
+    if unknown:
+        parser.error(f"--tables: unknown {', '.join(sorted(unknown))} (choose sizes, base)")
     return args
 
 
@@ -134,18 +188,32 @@ def prepare_fixed_length(args, length):
 
 # ---------------------------------------------------------------- configurations
 
-def model_args(args):
-    if args.quick:
-        dims = dict(layers=2, dim=64, ffn=256, heads=4)
-    else:
-        dims = dict(layers=6, dim=512, ffn=2048, heads=8)
+# model dimensions: the CPU tables' model, the pretrain_base preset's
+# (transformer_mass_base: GELU, dropout 0.1 everywhere) and --quick's
+DIMS = {
+    "d512": dict(layers=6, dim=512, ffn=2048, heads=8, activation="relu", dropouts=(0.1, 0, 0)),
+    "base": dict(layers=6, dim=768, ffn=3072, heads=12, activation="gelu",
+                 dropouts=(0.1, 0.1, 0.1)),
+    "quick": dict(layers=2, dim=64, ffn=256, heads=4, activation="relu", dropouts=(0.1, 0, 0)),
+}
+
+
+def describe(args, dims):
+    dims = DIMS["quick" if args.quick else dims]
+    return f"{dims['layers']}+{dims['layers']} layers, {dims['dim']} dims"
+
+
+def model_args(args, dims="d512"):
+    dims = DIMS["quick" if args.quick else dims]
     out = []
     for side in ("encoder", "decoder"):
         out += [f"--{side}-layers", dims["layers"], f"--{side}-embed-dim", dims["dim"],
                 f"--{side}-ffn-embed-dim", dims["ffn"], f"--{side}-attention-heads",
                 dims["heads"], f"--{side}-learned-pos"]
-    return out + ["--share-all-embeddings", "--dropout", "0.1", "--attention-dropout", "0",
-                  "--activation-dropout", "0", "--activation-fn", "relu",
+    dropout, attention, activation = dims["dropouts"]
+    return out + ["--share-all-embeddings", "--dropout", dropout, "--attention-dropout",
+                  attention, "--activation-dropout", activation,
+                  "--activation-fn", dims["activation"],
                   "--max-source-positions", "1024", "--max-target-positions", "1024"]
 
 
@@ -167,143 +235,15 @@ def copy_translation(work, arch="transformer"):
             "--arch", arch, "--criterion", "cross_entropy"]
 
 
-# ---------------------------------------------------------------- worker
-
-def same_batches(sentences, args):
-    """``args.updates + 2`` batches of sentence indices (``--max-tokens``, sorted
-    by length like fairseq's), drawn with a fixed seed from ``sentences``, and
-    the sentence lengths."""
-    import numpy as np
-    from fairseq.data import data_utils
-
-    dataset = data_utils.load_indexed_dataset(sentences, None)
-    sizes = np.array(dataset.sizes, dtype=np.int64)  # a copy: the original is a view of
-    del dataset                                    # a memory map closed with the dataset
-    order = np.argsort(sizes, kind="mergesort")
-    batches = data_utils.batch_by_size(order, lambda i: sizes[i], max_tokens=args.max_tokens)
-    random.Random(0).shuffle(batches)
-    needed = args.updates + 2
-    return (batches * (needed // len(batches) + 1))[:needed], sizes
-
-
-def _status_mb(field):
-    """A memory field of /proc/self/status (Linux) in MB, or None."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss():
-    """Restart the kernel's peak-RSS count (Linux >= 4.0); False if not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def worker(spec, args):
-    """One measurement in this process; returns a dict."""
-    import resource
-
-    import numpy as np
-    import torch
-    from fairseq import options, tasks, utils
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq.trainer import Trainer
-
-    # what the process holds before any data or model: subtracted below, so
-    # that the CPU memory column is what training itself needs
-    baseline_mb = _status_mb("VmRSS") or 0.0
-    cuda = args.device == "cuda"
-    argv = spec["argv"] + ["--user-dir", os.path.join(REPO, "mass_plugin"),
-                           "--optimizer", "adam", "--lr", "0.0001", "--seed", "1",
-                           "--max-tokens", str(args.max_tokens), "--required-batch-size-multiple",
-                           "1", "--num-workers", "0"] + model_args(args)
-    argv += ["--fp16"] if args.fp16 else ([] if cuda else ["--cpu"])
-    parser = options.get_training_parser()
-    cfg = convert_namespace_to_omegaconf(
-        options.parse_args_and_arch(parser, [str(a) for a in argv]))
-    utils.import_user_module(cfg.common)
-    task = tasks.setup_task(cfg.task)
-    task.load_dataset("train")
-    dataset = task.dataset("train")
-    model, criterion = task.build_model(cfg.model), task.build_criterion(cfg.criterion)
-    trainer = Trainer(cfg, task, model, criterion)
-    # every configuration of a table trains on the same batches of the same
-    # sentences: batches are made from the lengths of the binarized text
-    index_batches, sizes = same_batches(spec["sentences"], args)
-    batch_digest = hashlib.sha1(np.concatenate(index_batches).tobytes()).hexdigest()[:12]
-
-    start = time.perf_counter()  # the data cost: fetch (masking) and collate
-    samples = [dataset.collater([dataset[i] for i in batch]) for batch in index_batches]
-    data_time = (time.perf_counter() - start) / len(samples)
-
-    for sample in samples[:2]:  # warm-up
-        trainer.train_step([sample])
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    _reset_peak_rss()
-    start = time.perf_counter()
-    for sample in samples[2:]:
-        trainer.train_step([sample])
-    if cuda:
-        torch.cuda.synchronize()
-    step_time = (time.perf_counter() - start) / args.updates
-    timed = samples[2:]
-    sentences = sum(s["net_input"]["src_tokens"].size(0) for s in timed)
-    # tokens of the original sentences (denoising shortens its source)
-    src_tokens = sum(int(sizes[batch].sum()) for batch in index_batches[2:])
-    if cuda:
-        peak_mb = torch.cuda.max_memory_allocated() / 2**20
-    else:  # the process's peak RSS during the timed updates, above its baseline
-        peak = _status_mb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        peak_mb = peak - baseline_mb
-    result = dict(name=spec["name"], step_s=step_time, data_s=data_time,
-                  sentences_per_s=sentences / (step_time * args.updates),
-                  src_tokens_per_s=src_tokens / (step_time * args.updates),
-                  peak_mb=peak_mb, sentences_per_batch=sentences / args.updates,
-                  batches=batch_digest)
-    if spec.get("decode"):
-        result.update(decode_speed(task, model, samples[2:], cuda))
-    return result
-
-
-def decode_speed(task, model, samples, cuda):
-    """Sentences/s of beam search (beam 5) with a fixed output length."""
-    import torch
-    from fairseq import utils
-    from fairseq.sequence_generator import SequenceGenerator
-
-    model.eval()
-    length = 32
-    generator = SequenceGenerator([model], task.target_dictionary, beam_size=5,
-                                  max_len_a=0, max_len_b=length, min_len=length)
-    sentences, start = 0, time.perf_counter()
-    with torch.no_grad():
-        for sample in samples[:4]:
-            sample = utils.move_to_cuda(sample) if cuda else sample
-            generator.generate([model], sample)
-            sentences += sample["net_input"]["src_tokens"].size(0)
-    if cuda:
-        torch.cuda.synchronize()
-    return dict(decode_sentences_per_s=sentences / (time.perf_counter() - start))
-
-
 def measure(spec, args):
-    """Run ``worker`` for ``spec`` in a fresh Python process."""
+    """Run bench_worker.worker for ``spec`` in a fresh Python process."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
            "--device", args.device, "--updates", str(args.updates),
-           "--max-tokens", str(args.max_tokens), "--workdir", args.workdir]
+           "--warmup-min", str(args.warmup_min), "--warmup-max", str(args.warmup_max),
+           "--profile-steps", str(args.profile_steps), "--workdir", args.workdir]
     cmd += ["--quick"] if args.quick else []
-    cmd += ["--fp16"] if args.fp16 else []
+    cmd += ["--peak-tflops", str(args.peak_tflops)] if args.peak_tflops else []
+    cmd += ["--precision", "fp16"] if args.device == "cuda" else []
     out = run(cmd)
     result = json.loads(out.strip().splitlines()[-1])
     sys.stderr.write(f"  {result['name']}: {result['sentences_per_s']:.1f} sentences/s\n")
@@ -312,51 +252,47 @@ def measure(spec, args):
 
 # ---------------------------------------------------------------- tables
 
-def table(title, rows, columns):
+def _cell(value, fmt):
+    return "-" if value is None else fmt.format(value)
+
+
+def table(title, rows, columns, ratios=None):
     """Print ``rows`` (dicts) with ``columns`` [(key, header, format)], plus
-    each numeric column's ratio to the first row."""
+    the ratio to the first row of each column in ``ratios`` (default: all)."""
     print(f"\n{title}")
     if len({row.get("batches") for row in rows}) > 1:  # a bug, not a measurement
         raise RuntimeError(f"{title}: the rows were not measured on the same batches")
-    header = ["configuration"] + [h for _, h, _ in columns] + [f"{h} x" for _, h, _ in columns]
+    ratio_columns = [c for c in columns if ratios is None or c[0] in ratios]
+    header = ["configuration"] + [h for _, h, _ in columns]
+    header += [f"{h} x" for _, h, _ in ratio_columns]
     lines = [header]
     for row in rows:
-        cells = [row["name"]] + [fmt.format(row[k]) for k, _, fmt in columns]
-        cells += [f"{row[k] / rows[0][k]:.2f}" for k, _, _ in columns]
+        cells = [row["name"]] + [_cell(row.get(k), fmt) for k, _, fmt in columns]
+        cells += [f"{row[k] / rows[0][k]:.2f}" for k, _, _ in ratio_columns]
         lines.append(cells)
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker), args)))
-        return
-    started = time.perf_counter()
-    work = prepare(args)
-    speed = [("sentences_per_s", "sent/s", "{:.1f}"), ("src_tokens_per_s", "src tok/s",
-                                                      "{:.0f}"), ("peak_mb", "peak MB", "{:.0f}")]
-    results = []
+SPEED = [("sentences_per_s", "sent/s", "{:.1f}"), ("src_tokens_per_s", "src tok/s", "{:.0f}"),
+         ("peak_mb", "peak MB", "{:.0f}")]
+STEADY = SPEED + [("step_ms", "step ms", "{:.1f}"), ("tflops", "TFLOP/s", "{:.3g}"),
+                  ("mfu_pct", "MFU %", "{:.1f}"), ("gpu_busy_pct", "GPU busy %", "{:.0f}"),
+                  ("warmup_steps", "warm-up", "{}")]
 
-    def spec(name, argv, data=work, **extra):
-        result = measure(dict(name=name, argv=argv, sentences=f"{data}/mono-bin/train",
-                              **extra), args)
-        results.append(result)
-        return result
 
-    print(f"# device {args.device}{' fp16' if args.fp16 else ''}, {args.updates} timed "
-          f"updates, --max-tokens {args.max_tokens}, {'quick' if args.quick else 'full'} mode")
+def cpu_tables(args, spec, work):
+    """The CPU tables: fixed updates after two warm-up updates."""
     main_rows = [spec("denoising (BART) mask 0.5", denoising(work, 0.5)),
                  spec("translation copy", copy_translation(work), decode=True),
                  spec("masked_s2s 0.5", masked_s2s(work, 0.5))]
-    table("Training cost, same model and batch size", main_rows, speed)
+    table("Training cost, same model and batch size", main_rows, SPEED)
     mass_copy = spec("translation copy, transformer_mass",
                      copy_translation(work, "transformer_mass"), decode=True)
     ratios = [0.15] if args.quick else [0.15, 0.3, 0.7]
     ratio_rows = [main_rows[2]] + [spec(f"masked_s2s {r}", masked_s2s(work, r)) for r in ratios]
-    table("masked_s2s by mask ratio", ratio_rows, speed)
+    table("masked_s2s by mask ratio", ratio_rows, SPEED)
 
     print("\nData cost (masking + collation) per batch vs one training step")
     for row in main_rows:
@@ -373,11 +309,93 @@ def main(argv=None):
         fixed = prepare_fixed_length(args, length)
         rows = [spec(f"denoising L={length}", denoising(fixed, 0.5), data=fixed),
                 spec(f"masked_s2s L={length}", masked_s2s(fixed, 0.5), data=fixed)]
-        table(f"Sentences of {length} tokens", rows, speed)
+        table(f"Sentences of {length} tokens", rows, SPEED)
 
+
+def steady_tables(args, spec, work):
+    """The steady-state tables; returns the target checks as text lines."""
+    def steady(name, argv, size, dims="d512", precision=None, profile=False):
+        row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
+                   precision=precision or args.precision, profile=profile,
+                   slug=f"{name.split()[0]}-{dims}-{size}-{precision or args.precision}")
+        row["step_ms"] = 1000 * row["step_s"]
+        row["mfu_pct"] = None if row.get("mfu") is None else 100 * row["mfu"]
+        row["gpu_busy_pct"] = None if row.get("gpu_busy") is None else 100 * row["gpu_busy"]
+        return row
+
+    checks = []
+    for name in args.tables:
+        checks += (base_table if name == "base" else sizes_table)(args, steady, work)
+    return checks
+
+
+def sizes_table(args, steady, work):
+    """denoising against masked_s2s at each --sizes, the 512-dimension model."""
+    checks = []
+    for size in args.sizes:
+        rows = [steady("denoising (BART) mask 0.5", denoising(work, 0.5), size),
+                steady("masked_s2s 0.5", masked_s2s(work, 0.5), size,
+                       profile=size == max(args.sizes))]
+        table(f"Steady state, {describe(args, 'd512')}, {args.precision}, --max-tokens {size}",
+              rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s", "peak_mb"])
+        ratio = rows[1]["sentences_per_s"] / rows[0]["sentences_per_s"]
+        checks.append(f"masked_s2s 0.5 / denoising sentences/s at {size} tokens: "
+                      f"{ratio:.2f}x (target >= 1.3x)")
+    return checks
+
+
+def base_table(args, steady, work):
+    """The pretrain_base model in fp16 and bf16 (CUDA), beside denoising."""
+    size = max(args.sizes)
+    precisions = ["fp16", "bf16"] if args.device == "cuda" else [args.precision]
+    rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
+                   profile=True) for p in precisions]
+    rows.append(steady(f"denoising (BART) mask 0.5 {precisions[0]}", denoising(work, 0.5),
+                       size, "base", precisions[0]))
+    table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
+          f"{size}", rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s"])
+    checks = []
+    for row in rows[:-1]:
+        mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
+        checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "
+                      f"{row.get('peak_tflops')} TFLOP/s on {row.get('device')} "
+                      "(target >= 30%)")
+    return checks
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.worker:
+        from bench_worker import worker
+        print(json.dumps(worker(json.loads(args.worker), args)))
+        return
+    started = time.perf_counter()
+    work = prepare(args)
     if args.output:
-        with open(args.output, "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in results)
+        open(args.output, "w").close()
+
+    def spec(name, argv, data=work, **extra):
+        extra.setdefault("max_tokens", args.max_tokens)
+        extra.setdefault("precision", args.precision)
+        if not extra.get("steady"):
+            argv = argv + model_args(args)
+        result = measure(dict(name=name, argv=argv, sentences=f"{data}/mono-bin/train",
+                              **extra), args)
+        if args.output:  # each row as it is measured: a run cut short keeps them
+            with open(args.output, "a") as f:
+                f.write(json.dumps(result) + "\n")
+        return result
+
+    mode = (f"steady state: >= {args.warmup_min} warm-up updates until settled, then "
+            f"{args.updates} timed" if args.steady else
+            f"{args.updates} timed updates, --max-tokens {args.max_tokens}")
+    print(f"# device {args.device} {args.precision}, {mode}, "
+          f"{'quick' if args.quick else 'full'} mode")
+    checks = steady_tables(args, spec, work) if args.steady else cpu_tables(args, spec, work)
+    if checks:
+        print("\nTargets")
+        for line in checks:
+            print(f"  {line}")
     print(f"\n# total {time.perf_counter() - started:.0f} s")
 
 

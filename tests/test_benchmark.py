@@ -4,8 +4,11 @@ output is for), only what holds whatever the machine."""
 
 import json
 import math
+import re
 import subprocess
 import sys
+
+import torch
 
 from conftest import REPO, cli_env
 
@@ -34,3 +37,54 @@ def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_pa
     assert all(math.isclose(t, tokens_per_sentence[0]) for t in tokens_per_sentence)
     for name in ("translation copy", "translation copy, transformer_mass"):
         assert rows[name]["decode_sentences_per_s"] > 0
+
+
+def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
+    """The GPU tables' measurement (--steady, always on with --device cuda),
+    shrunken to the CPU: warm-up, timed updates cycling through the same
+    batches, FLOPs from the matrix products, the profiler's table."""
+    output = tmp_path / "results.jsonl"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/benchmark.py"), "--quick", "--steady",
+         "--updates", "3", "--warmup-min", "2", "--warmup-max", "3", "--sizes", "512",
+         "--tables", "sizes,base",
+         "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output", str(output)],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "Steady state, 2+2 layers, 64 dims, fp32, --max-tokens 512" in proc.stdout
+    assert "masked_s2s 0.5 / denoising sentences/s at 512 tokens" in proc.stdout
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [row["name"] for row in rows] == [
+        "denoising (BART) mask 0.5", "masked_s2s 0.5", "masked_s2s 0.5 fp32",
+        "denoising (BART) mask 0.5 fp32"]
+    assert len({row["batches"] for row in rows[:2]}) == 1  # the same batches
+    for row in rows:
+        assert row["timed_steps"] == 3 and 2 <= row["warmup_steps"] <= 3
+        assert row["tflops"] > 0 and row["mfu"] is None  # no known peak on a CPU
+    # MASS decodes half the sentence: fewer FLOPs per sentence than denoising
+    per_sentence = [row["tflops"] / row["sentences_per_s"] for row in rows[:2]]
+    assert per_sentence[1] < per_sentence[0]
+    profile = (tmp_path / "work/profile-masked_s2s-d512-512-fp32.txt").read_text()
+    assert "2 steps" in profile and "aten::" in profile
+
+
+def test_gpu_check_lists_its_steps_and_refuses_to_run_without_a_gpu(tmp_path):
+    script = str(REPO / "benchmarks/gpu_check.sh")
+    dry = subprocess.run(["bash", script, str(tmp_path / "dry")], cwd=REPO,
+                         env={**cli_env(), "DRY_RUN": "1"}, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    steps = ["tests", "quickstart", "hub", "online", "base_fp16", "base_bf16", "benchmark"]
+    listed = re.findall(r"^(\w+) \((\d+) s\): ", dry.stdout, flags=re.M)
+    assert [name for name, _ in listed] == steps
+    assert sum(int(limit) for _, limit in listed) <= 8 * 60
+    summary = (tmp_path / "dry/summary.md").read_text()
+    assert all(f"| {step} | not run (dry run) |" in summary for step in steps)
+    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py"):
+        assert script_name in dry.stdout
+        help_out = subprocess.run([sys.executable, script_name, "--help"], cwd=REPO,
+                                  env=cli_env(), capture_output=True, text=True)
+        assert help_out.returncode == 0, help_out.stderr
+    if not torch.cuda.is_available():
+        real = subprocess.run(["bash", script, str(tmp_path / "real")], cwd=REPO,
+                              env=cli_env(), capture_output=True, text=True)
+        assert real.returncode == 3 and "no CUDA GPU here" in real.stderr

@@ -1,10 +1,13 @@
 """Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
 
+import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
+import torch
 from fairseq import checkpoint_utils
 
 from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
@@ -44,6 +47,25 @@ def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
     pretrained = checkpoint_utils.load_checkpoint_to_cpu(
         str(work / "checkpoints/pretrain/checkpoint_best.pt"))
     assert pretrained["cfg"]["task"]["mask_ratio"] == 1.0
+
+
+def test_hub_devices_translates_the_quickstart_model_on_every_device_there_is(quickstart,
+                                                                           tmp_path):
+    """benchmarks/hub_devices.py (a step of benchmarks/gpu_check.sh): the CPU
+    everywhere; CUDA float32 and float16 where there is a GPU."""
+    work, _ = quickstart
+    proc = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir", str(work),
+                           "-n", "4", "--output", str(tmp_path / "hub.json")], cwd=REPO,
+                          env=cli_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads((tmp_path / "hub.json").read_text())["rows"]
+    assert rows[0]["device"] == "cpu" and rows[0]["agree"] == 4
+    assert [row["dtype"] for row in rows] == (["float32", "float32", "float16"]
+                                              if torch.cuda.is_available() else ["float32"])
+    missing = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir",
+                              str(tmp_path)], cwd=REPO, env=cli_env(), capture_output=True,
+                             text=True)
+    assert missing.returncode == 1 and "run examples/quickstart.sh" in missing.stderr
 
 
 def test_summarization_recipe_fine_tunes_and_scores_rouge(quickstart, tmp_path):

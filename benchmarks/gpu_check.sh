@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The GPU acceptance check: every GPU path of the plugin on one GPU, each step
+# under its own time limit (8 minutes in all), one summary file.
+#   bash benchmarks/gpu_check.sh [OUT_DIR]       (from the repository root)
+# OUT_DIR (default work/gpu-check) gets summary.md (a row per step: passed,
+# failed or timed out, its time and what it measured), logs/STEP.log and the
+# work files. Steps, in order (STEPS="..." runs a subset, in this order):
+#   tests      pytest -m gpu: fp16/bf16 steps through fairseq's Trainer, a
+#              checkpoint loaded into a model on the GPU, online back-translation
+#              on pinned batches
+#   quickstart examples/quickstart.sh with NUM_GPUS=1 (fp16) at a short budget:
+#              pre-training, fine-tuning from it, decoding and BLEU
+#   hub        the hub interface on CUDA in float32 and float16 against the CPU
+#   online     examples/unsup_nmt_online.sh, fp16, from the quickstart's pre-training
+#   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16
+#   base_bf16  the same preset in bf16 (common.bf16=true)
+#   benchmark  benchmarks/benchmark.py --device cuda: steady-state throughput and MFU
+# DRY_RUN=1 prints each step's command instead of running it (any machine).
+set -uo pipefail
+
+OUT=${1:-work/gpu-check}
+STEPS=${STEPS:-tests quickstart hub online base_fp16 base_bf16 benchmark}
+DRY_RUN=${DRY_RUN:-0}
+# the quickstart's model, a little larger batch; the online step reuses it
+MODEL_ARGS=${MODEL_ARGS:-"--encoder-layers 2 --decoder-layers 2 \
+    --encoder-embed-dim 128 --decoder-embed-dim 128 \
+    --encoder-ffn-embed-dim 512 --decoder-ffn-embed-dim 512 \
+    --encoder-attention-heads 4 --decoder-attention-heads 4 --num-workers 0"}
+WORK=$OUT/work
+QUICK=$WORK/quickstart
+SUMMARY=$OUT/summary.md
+
+mkdir -p "$OUT/logs" "$WORK"
+if [ "$DRY_RUN" != 1 ] && ! python -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
+    echo "error: no CUDA GPU here (torch.cuda.is_available() is False): this check" \
+         "is for a GPU machine; DRY_RUN=1 lists its steps" >&2
+    exit 3
+fi
+
+gpu=$(python -c 'import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else "none")' 2>/dev/null)
+{
+    echo "# GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    echo "GPU: $gpu; python $(python -c 'import platform; print(platform.python_version())');" \
+         "torch $(python -c 'import torch; print(torch.__version__)' 2>/dev/null);" \
+         "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo
+    echo "| step | result | time | limit | measured |"
+    echo "| --- | --- | ---: | ---: | --- |"
+} > "$SUMMARY"
+
+# what a step's log says it measured, for the summary
+measured() {
+    local log=$OUT/logs/$1.log
+    case $1 in
+        tests) grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$log" | tail -1 ;;
+        quickstart) grep -oE 'BLEU\|[^ ]* = [0-9.]+' "$log" | tail -1 ;;
+        hub) grep -E ' float(32|16): ' "$log" | grep -v '^cpu ' | tr '\n' ';' ;;
+        online) grep -E '^(en-fr|fr-en) ' "$log" | tr -s ' ' | tr '\n' ';' ;;
+        base_*) grep -oE '(num_updates|ups|wps)[= ][0-9.]+|done training in [0-9.]+ s' "$log" \
+                    | tail -4 | tr '\n' ' ' ;;
+        benchmark) sed -n '/^Targets/,/^$/p' "$log" | tail -n +2 | sed 's/^ *//' | tr '\n' ';' ;;
+    esac
+}
+
+# run_step NAME LIMIT_SECONDS COMMAND...: the command under its time limit,
+# its output in logs/NAME.log, a row in the summary
+run_step() {
+    local name=$1 limit=$2 start rc result
+    shift 2
+    case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
+    if [ "$DRY_RUN" = 1 ]; then
+        printf '%s (%s s): %s\n' "$name" "$limit" "$*"
+        echo "| $name | not run (dry run) | | $limit s | |" >> "$SUMMARY"
+        return 0
+    fi
+    echo "== $name (at most $limit s)"
+    start=$SECONDS
+    timeout --kill-after=5 "$limit" "$@" > "$OUT/logs/$name.log" 2>&1
+    rc=$?
+    case $rc in
+        0) result=passed ;;
+        124|137) result="timed out" ;;
+        *) result="failed (exit $rc)" ;;
+    esac
+    echo "   $result in $((SECONDS - start)) s"
+    echo "| $name | $result | $((SECONDS - start)) s | $limit s | $(measured "$name" | tr '|' '/') |" \
+        >> "$SUMMARY"
+}
+
+run_step tests 45 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
+
+run_step quickstart 100 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
+    FINETUNE_UPDATES=300 MODEL_ARGS="$MODEL_ARGS" bash examples/quickstart.sh
+
+run_step hub 30 python benchmarks/hub_devices.py --work-dir "$QUICK" \
+    --output "$OUT/logs/hub.json"
+
+run_step online 70 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
+    PRETRAINED="$QUICK/checkpoints/pretrain/checkpoint_best.pt" WORK_DIR="$WORK/online" \
+    MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=200 VALIDATE_EVERY=100 \
+    MAX_TOKENS=2048 LR=0.0005 WARMUP=100 BEAM=1 LOG_INTERVAL=50 \
+    bash examples/unsup_nmt_online.sh
+
+# the pretrain_base preset on the quickstart's data, 60 updates
+hydra=(fairseq-hydra-train --config-dir mass_plugin/config --config-name pretrain_base
+       common.user_dir="$PWD/mass_plugin" task.data="$QUICK/data-bin" "task.langs='en,fr'"
+       optimization.max_update=60 common.log_interval=20 dataset.num_workers=2)
+run_step base_fp16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
+run_step base_bf16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
+    common.fp16=false common.bf16=true
+
+run_step benchmark 175 python benchmarks/benchmark.py --device cuda \
+    --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl"
+
+echo
+cat "$SUMMARY"
+! grep -qE '\| (failed|timed out)' "$SUMMARY"

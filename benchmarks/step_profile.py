@@ -1,0 +1,47 @@
+"""Where a training step's time goes: torch's profiler over a few steps.
+
+Writes the operators that took the most time to a text file and returns the
+GPU kernel time per step; set against the step time measured without the
+profiler, that is the share of a step the GPU was busy. Far below 1, the
+step is bound by the CPU side (Python, kernel launches, fairseq's own
+bookkeeping), not by the model's arithmetic.
+"""
+
+import time
+
+import torch
+
+
+def _kernel_seconds(profiler) -> float:
+    """Total duration of the CUDA kernels and copies the profiler recorded."""
+    total_us = 0.0
+    for event in profiler.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            total_us += event.time_range.elapsed_us()
+    return total_us / 1e6
+
+
+def profile_steps(trainer, samples, path, cuda) -> dict:
+    """Profile ``trainer.train_step`` over ``samples`` (one step each); write
+    the top operators to ``path``; return the kernel seconds per step
+    (None without CUDA)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as profiler:
+        start = time.perf_counter()
+        for sample in samples:
+            trainer.train_step([sample])
+        if cuda:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - start
+    averages = profiler.key_averages()
+    with open(path, "w") as f:
+        f.write(f"{len(samples)} steps, {wall:.3f} s under the profiler\n")
+        for key in (["self_device_time_total"] if cuda else []) + ["self_cpu_time_total"]:
+            try:
+                f.write(f"\nsorted by {key}\n{averages.table(sort_by=key, row_limit=20)}\n")
+            except (AttributeError, KeyError) as error:  # older torch names the key otherwise
+                f.write(f"\n(no table by {key}: {error})\n")
+    kernel_s = _kernel_seconds(profiler) / len(samples) if cuda else None
+    return dict(kernel_s_per_step=kernel_s)
