@@ -82,6 +82,12 @@ def parse_args(argv=None):
                         help="steady state: warm-up updates at least (default 20)")
     parser.add_argument("--warmup-max", type=int, default=60,
                         help="steady state: warm-up updates at most, settled or not")
+    parser.add_argument("--base-size", type=int,
+                        help="steady state: tokens per GPU of the base table (default: the "
+                        "largest of --sizes)")
+    parser.add_argument("--base-precisions", default=None,
+                        help="steady state: precisions of the base table's masked_s2s rows "
+                        "(default fp16,bf16 on CUDA)")
     parser.add_argument("--tables", default="base,sizes",
                         help="steady state: which tables, in this order, of 'base' and "
                         "'sizes' (default base,sizes)")
@@ -111,6 +117,9 @@ def parse_args(argv=None):
         args.sizes = [int(size) for size in sizes.split(",")]
     except ValueError:
         parser.error(f"--sizes: expected comma-separated token counts, got {sizes!r}")
+    args.base_size = args.base_size or max(args.sizes)
+    default = "fp16,bf16" if args.device == "cuda" else args.precision
+    args.base_precisions = (args.base_precisions or default).split(",")
     args.tables = [t for t in args.tables.split(",") if t]
     unknown = set(args.tables) - {"sizes", "base"}
     if unknown:
@@ -120,8 +129,9 @@ def parse_args(argv=None):
 
 # ---------------------------------------------------------------- data
 
-def run(cmd):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+def run(cmd, env=None):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         sys.exit(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
     return proc.stdout
@@ -244,7 +254,7 @@ def measure(spec, args):
     cmd += ["--quick"] if args.quick else []
     cmd += ["--peak-tflops", str(args.peak_tflops)] if args.peak_tflops else []
     cmd += ["--precision", "fp16"] if args.device == "cuda" else []
-    out = run(cmd)
+    out = run(cmd, env=spec.get("env"))
     result = json.loads(out.strip().splitlines()[-1])
     sys.stderr.write(f"  {result['name']}: {result['sentences_per_s']:.1f} sentences/s\n")
     return result
@@ -314,10 +324,11 @@ def cpu_tables(args, spec, work):
 
 def steady_tables(args, spec, work):
     """The steady-state tables; returns the target checks as text lines."""
-    def steady(name, argv, size, dims="d512", precision=None, profile=False):
+    def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None):
+        precision = precision or args.precision
+        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + ("-cudnn" if env else "")
         row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
-                   precision=precision or args.precision, profile=profile,
-                   slug=f"{name.split()[0]}-{dims}-{size}-{precision or args.precision}")
+                   precision=precision, profile=profile, slug=slug, env=env or {})
         row["step_ms"] = 1000 * row["step_s"]
         row["mfu_pct"] = None if row.get("mfu") is None else 100 * row["mfu"]
         row["gpu_busy_pct"] = None if row.get("gpu_busy") is None else 100 * row["gpu_busy"]
@@ -345,16 +356,24 @@ def sizes_table(args, steady, work):
 
 
 def base_table(args, steady, work):
-    """The pretrain_base model in fp16 and bf16 (CUDA), beside denoising."""
-    size = max(args.sizes)
-    precisions = ["fp16", "bf16"] if args.device == "cuda" else [args.precision]
+    """The pretrain_base model: masked_s2s in each --base-precisions (on CUDA
+    also with torch's cuDNN attention, which the plugin turns off), beside
+    denoising."""
+    size = args.base_size
+    first = args.base_precisions[0]
     rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
-                   profile=True) for p in precisions]
-    rows.append(steady(f"denoising (BART) mask 0.5 {precisions[0]}", denoising(work, 0.5),
-                       size, "base", precisions[0]))
+                   profile=True) for p in args.base_precisions]
+    if args.device == "cuda":
+        rows.append(steady(f"masked_s2s 0.5 {first}, cuDNN attention", masked_s2s(work, 0.5),
+                           size, "base", first, profile=True,
+                           env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
+    rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
+                       size, "base", first))
     table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
           f"{size}", rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s"])
-    checks = []
+    checks = [f"masked_s2s 0.5 / denoising sentences/s, base model, {first}: "
+              f"{rows[0]['sentences_per_s'] / rows[-1]['sentences_per_s']:.2f}x "
+              "(target >= 1.3x)"]
     for row in rows[:-1]:
         mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
         checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "

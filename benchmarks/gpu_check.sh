@@ -15,6 +15,7 @@
 #   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16
 #   base_bf16  the same preset in bf16 (common.bf16=true)
 #   benchmark  benchmarks/benchmark.py --device cuda: steady-state throughput and MFU
+# BENCH_ARGS adds options to the benchmark (e.g. "--sizes 32768,16384").
 # DRY_RUN=1 prints each step's command instead of running it (any machine).
 set -uo pipefail
 
@@ -110,8 +111,9 @@ run_step base_fp16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
 run_step base_bf16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
     common.fp16=false common.bf16=true
 
+# shellcheck disable=SC2086
 run_step benchmark 175 python benchmarks/benchmark.py --device cuda \
-    --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl"
+    --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl" ${BENCH_ARGS:-}
 
 echo
 cat "$SUMMARY"
