@@ -76,7 +76,11 @@ def build_trainer(spec, device):
     task = tasks.setup_task(cfg.task)
     task.load_dataset("train")
     model, criterion = task.build_model(cfg.model), task.build_criterion(cfg.criterion)
-    return task, model, Trainer(cfg, task, model, criterion)
+    trainer = Trainer(cfg, task, model, criterion)
+    # fairseq resets CUDA's peak-memory count in every step (for its gb_free
+    # log); without that the peak over the timed steps can be read
+    trainer.cuda_env = None
+    return task, model, trainer
 
 
 def _synchronize(cuda):
@@ -144,7 +148,9 @@ def worker(spec, args):
     # that the CPU memory column is what training itself needs
     baseline_mb = _status_mb("VmRSS") or 0.0
     cuda = args.device == "cuda"
+    started = time.perf_counter()
     task, model, trainer = build_trainer(spec, args.device)
+    phases = {"setup_s": time.perf_counter() - started}
     dataset = task.dataset("train")
     # every configuration of a table trains on the same batches of the same
     # sentences: batches are made from the lengths of the binarized text
@@ -155,6 +161,7 @@ def worker(spec, args):
     samples = [dataset.collater([dataset[i] for i in batch]) for batch in index_batches]
     data_time = (time.perf_counter() - start) / len(samples)
 
+    started = time.perf_counter()
     if steady:  # the timed updates cycle through the batches from the first
         warmup = warm_up(trainer, samples, args, cuda)
         order = [i % len(samples) for i in range(args.updates)]
@@ -163,6 +170,7 @@ def worker(spec, args):
         for sample in samples[:2]:
             trainer.train_step([sample])
         order = list(range(2, len(samples)))
+    phases["warmup_s"] = time.perf_counter() - started
     reset_peak_memory(cuda)
     elapsed = timed_steps(trainer, [samples[i] for i in order], cuda)
     peak_mb = peak_memory_mb(cuda, baseline_mb)
@@ -175,7 +183,7 @@ def worker(spec, args):
                   peak_mb=peak_mb, sentences_per_batch=sentences / len(order),
                   batches=digest.hexdigest()[:12], warmup_steps=warmup,
                   timed_steps=len(order), precision=spec["precision"],
-                  max_tokens=spec["max_tokens"])
+                  max_tokens=spec["max_tokens"], **phases)
     if steady:
         result.update(steady_extras(spec, args, trainer, samples, order, elapsed, cuda))
     if spec.get("decode"):
@@ -191,13 +199,17 @@ def steady_extras(spec, args, trainer, samples, order, elapsed, cuda):
     from step_profile import profile_steps
 
     extras = {}
+    started = time.perf_counter()
     if spec.get("profile") and args.profile_steps > 0:
         path = os.path.join(args.workdir, f"profile-{spec['slug']}.txt")
         profiled = profile_steps(trainer, samples[:args.profile_steps], path, cuda)
         if profiled["kernel_s_per_step"] is not None:
             extras["gpu_busy"] = profiled["kernel_s_per_step"] / (elapsed / len(order))
         extras["profile"] = path
+    extras["profile_s"] = time.perf_counter() - started
+    started = time.perf_counter()
     flops = [training_step_flops(trainer, sample) for sample in samples]
+    extras["flops_s"] = time.perf_counter() - started
     tflops = sum(flops[i] for i in order) / elapsed / 1e12
     name = torch.cuda.get_device_name() if cuda else "cpu"
     peak = args.peak_tflops or (device_peak_tflops(name) if cuda else None)

@@ -88,6 +88,9 @@ def parse_args(argv=None):
     parser.add_argument("--base-precisions", default=None,
                         help="steady state: precisions of the base table's masked_s2s rows "
                         "(default fp16,bf16 on CUDA)")
+    parser.add_argument("--cudnn-row", action="store_true",
+                        help="steady state on CUDA: the base table also measures masked_s2s "
+                        "with torch's cuDNN attention, which the plugin turns off")
     parser.add_argument("--tables", default="base,sizes",
                         help="steady state: which tables, in this order, of 'base' and "
                         "'sizes' (default base,sizes)")
@@ -356,14 +359,14 @@ def sizes_table(args, steady, work):
 
 
 def base_table(args, steady, work):
-    """The pretrain_base model: masked_s2s in each --base-precisions (on CUDA
-    also with torch's cuDNN attention, which the plugin turns off), beside
-    denoising."""
+    """The pretrain_base model: masked_s2s in each --base-precisions (with
+    --cudnn-row also with torch's cuDNN attention, which the plugin turns
+    off), beside denoising."""
     size = args.base_size
     first = args.base_precisions[0]
     rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
                    profile=True) for p in args.base_precisions]
-    if args.device == "cuda":
+    if args.device == "cuda" and args.cudnn_row:
         rows.append(steady(f"masked_s2s 0.5 {first}, cuDNN attention", masked_s2s(work, 0.5),
                            size, "base", first, profile=True,
                            env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))

@@ -12,17 +12,16 @@ import time
 import torch
 
 
-def _kernel_seconds(profiler) -> float:
-    """Total duration of the CUDA kernels and copies the profiler recorded
-    (not the ranges that annotate them on the GPU's timeline, such as
-    fairseq's "forward" and "optimizer")."""
-    total_us = 0.0
-    for event in profiler.events():
-        annotation = getattr(event, "is_user_annotation", False) \
-            or "annotation" in str(getattr(event, "activity_type", "")).lower()
-        if event.device_type == torch.autograd.DeviceType.CUDA and not annotation:
-            total_us += event.time_range.elapsed_us()
-    return total_us / 1e6
+def kernel_seconds(events) -> float:
+    """Total duration of the CUDA kernels, copies and memsets among the
+    profiler's ``events``. The GPU timeline also holds the ranges of the
+    CPU's record_function annotations (fairseq's "forward", "optimizer"...),
+    which span kernels and the gaps between them: a device event named like
+    a CPU event is such a range and is left out."""
+    cuda = torch.autograd.DeviceType.CUDA
+    cpu_names = {event.name for event in events if event.device_type != cuda}
+    return sum(event.time_range.elapsed_us() for event in events
+               if event.device_type == cuda and event.name not in cpu_names) / 1e6
 
 
 def profile_steps(trainer, samples, path, cuda) -> dict:
@@ -47,5 +46,5 @@ def profile_steps(trainer, samples, path, cuda) -> dict:
                 f.write(f"\nsorted by {key}\n{averages.table(sort_by=key, row_limit=20)}\n")
             except (AttributeError, KeyError) as error:  # older torch names the key otherwise
                 f.write(f"\n(no table by {key}: {error})\n")
-    kernel_s = _kernel_seconds(profiler) / len(samples) if cuda else None
+    kernel_s = kernel_seconds(profiler.events()) / len(samples) if cuda else None
     return dict(kernel_s_per_step=kernel_s)

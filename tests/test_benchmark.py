@@ -7,7 +7,9 @@ import math
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
+import pytest
 import torch
 
 from conftest import REPO, cli_env
@@ -88,3 +90,21 @@ def test_gpu_check_lists_its_steps_and_refuses_to_run_without_a_gpu(tmp_path):
         real = subprocess.run(["bash", script, str(tmp_path / "real")], cwd=REPO,
                               env=cli_env(), capture_output=True, text=True)
         assert real.returncode == 3 and "no CUDA GPU here" in real.stderr
+
+
+def test_gpu_busy_share_counts_kernels_not_the_annotation_ranges():
+    """The GPU timeline repeats fairseq's record_function ranges ("forward",
+    "optimizer"), which span kernels and the idle gaps between them."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from step_profile import kernel_seconds
+
+    cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
+
+    def event(name, device, microseconds):
+        return SimpleNamespace(name=name, device_type=device,
+                               time_range=SimpleNamespace(elapsed_us=lambda: microseconds))
+
+    events = [event("forward", cpu, 900), event("forward", cuda, 800),
+              event("aten::mm", cpu, 50), event("nvjet_sm90_gemm", cuda, 300),
+              event("Memcpy HtoD (Pageable -> Device)", cuda, 20)]
+    assert kernel_seconds(events) == pytest.approx(320e-6)

@@ -8,13 +8,16 @@ the ``cuda`` cases are marked ``gpu`` and skipped without CUDA, so
 ``pytest -m gpu`` on a GPU machine runs just them
 (benchmarks/gpu_check.sh does)."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.trainer import Trainer
 
-from conftest import PLUGIN_DIR, binarize_bilingual
+from conftest import PLUGIN_DIR, REPO, binarize_bilingual, cli_env
 
 GPU = [pytest.mark.gpu,
        pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -112,3 +115,19 @@ def test_online_backtranslation_steps_and_bleu_validation_on_loader_batches(data
     assert set(batch) == {"en-fr", "fr-en"}
     out = trainer.valid_step(batch)  # translates both directions, scores BLEU
     assert all(0 <= out[key] <= 100 for key in ("bleu_en_fr", "bleu_fr_en", "bleu"))
+
+
+@pytest.mark.parametrize("setting,enabled", [(None, "False"), ("1", "True")])
+def test_importing_the_plugin_turns_cudnn_attention_off_unless_kept(setting, enabled):
+    """cuDNN's attention compiles a kernel for every new batch shape (see
+    mass_plugin/cuda_attention.py); MASS_PLUGIN_CUDNN_ATTENTION=1 keeps it."""
+    env = cli_env()
+    env.pop("MASS_PLUGIN_CUDNN_ATTENTION", None)
+    if setting:
+        env["MASS_PLUGIN_CUDNN_ATTENTION"] = setting
+    code = ("import torch; before = torch.backends.cuda.cudnn_sdp_enabled(); "
+            "import mass_plugin; print(before, torch.backends.cuda.cudnn_sdp_enabled())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", enabled]
