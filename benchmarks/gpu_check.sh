@@ -44,8 +44,7 @@ gpu=$(python -c 'import torch; print(torch.cuda.get_device_name() if torch.cuda.
     echo "# GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
     echo "GPU: $gpu; python $(python -c 'import platform; print(platform.python_version())');" \
-         "torch $(python -c 'import torch; print(torch.__version__)' 2>/dev/null);" \
-         "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+         "torch $(python -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo
     echo "| step | result | time | limit | measured |"
     echo "| --- | --- | ---: | ---: | --- |"
