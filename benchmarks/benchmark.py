@@ -102,7 +102,11 @@ def parse_args(argv=None):
                         "rows (0: none)")
     parser.add_argument("--output", help="also write the results as JSON lines here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement
-    args = parser.parse_args(argv)
+    return resolve_defaults(parser, parser.parse_args(argv))
+
+
+def resolve_defaults(parser, args):
+    """The defaults that depend on other options; errors through ``parser``."""
     if args.fp16:
         args.precision = "fp16"
     if args.precision is None:

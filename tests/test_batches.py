@@ -9,8 +9,13 @@ the CPU, for every tensor of every batch of every task and split."""
 import pytest
 import torch
 
-from conftest import binarize_bilingual, binarize_splits, synthetic_sentences, tiny_model
-from mass_plugin.tasks.masked_s2s import MaskedS2SConfig, MaskedS2STask
+from conftest import (
+    binarize_bilingual,
+    binarize_splits,
+    make_task,
+    synthetic_sentences,
+    tiny_model,
+)
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
     UnsupervisedTranslationTask,
@@ -62,13 +67,6 @@ def all_batches(task, split):
     return batches
 
 
-def masked_task(data, **overrides):
-    data = data / ("bi" if overrides.get("langs") else "mono")
-    cfg = MaskedS2SConfig(data=str(data), seed=1, train_subset="train", dataset_impl="mmap",
-                          **overrides)
-    return MaskedS2STask.setup_task(cfg)
-
-
 def unsupervised_task(data, **overrides):
     cfg = UnsupervisedTranslationConfig(data=str(data / "bi"), langs="en,fr", seed=1,
                                         train_subset="train", dataset_impl="mmap",
@@ -80,7 +78,7 @@ def unsupervised_task(data, **overrides):
     (None, "train"), (None, "valid"), ("en,fr", "train"), ("en,fr", "valid.fr"),
 ])
 def test_masked_s2s_batches_can_be_pinned(data, langs, split):
-    task = masked_task(data, langs=langs)
+    task = make_task(data / ("bi" if langs else "mono"), langs=langs)
     for batch in all_batches(task, split):
         assert_pinnable(batch, f"masked_s2s --langs {langs} {split}")
 
