@@ -34,7 +34,7 @@ setup(
         "rouge-score",
     ],
     extras_require={
-        # examples/analysis.py draws its plot with matplotlib
+        # python -m studies.paper_analysis draws its plot with matplotlib
         "analysis": ["matplotlib"],
         # python -m mass_plugin.export --ctranslate2 and examples/translate_ct2.py
         "serve": ["ctranslate2>=4"],

@@ -19,6 +19,7 @@
 # --base-size 65536 --base-precisions fp16", four configurations).
 # DRY_RUN=1 prints each step's command instead of running it (any machine).
 set -uo pipefail
+source "$(dirname "$0")/../examples/usage.sh"  # --help
 
 OUT=${1:-work/gpu-check}
 STEPS=${STEPS:-tests quickstart hub online base_fp16 base_bf16 benchmark}

@@ -2,6 +2,7 @@
 # Stage 3: fine-tune a MASS checkpoint on parallel data (task translation).
 # PRETRAINED="" trains the same model from random initialisation.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 PRETRAINED=${PRETRAINED-checkpoints/pretrain/checkpoint_best.pt}

@@ -7,6 +7,7 @@
 #   EXTRA_ARGS="--truncate-source --max-source-positions 512 --no-repeat-ngram-size 3" \
 #   bash examples/generate.sh
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 RAW_DIR=${RAW_DIR:-examples/data/xsum}
 WORK_DIR=${WORK_DIR:-work/xsum}

@@ -4,6 +4,7 @@
 # source line gets a hypothesis, or we stop. SCORES=FILE (METRIC=bleu) also
 # writes "BLEU<tab>chrF" to FILE.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 CHECKPOINT=${CHECKPOINT:-checkpoints/ft-en-fr/checkpoint_best.pt}

@@ -5,6 +5,7 @@
 # each on the test set with sacreBLEU. Finished runs are not redone.
 # Results: $WORK_DIR/results.tsv (direction, init, BLEU, chrF, minutes).
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 PARA_DIR=${PARA_DIR:?set PARA_DIR to a directory with train.en, train.fr, valid.*, test.*}
 SPM_MODEL=${SPM_MODEL:?set SPM_MODEL to the pre-training sentencepiece model}

@@ -4,6 +4,7 @@
 # pairs train/valid/test.SRC and .TGT. Output: DATA_BIN (for masked_s2s and
 # translation) and SPM_MODEL. Override any variable from the environment.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 RAW_DIR=${RAW_DIR:-examples/data}
 WORK_DIR=${WORK_DIR:-work/demo}

@@ -2,6 +2,7 @@
 # Stage 2: MASS pre-training (task masked_s2s) on the monolingual data of
 # DATA_BIN. Defaults are GPU-sized; quickstart.sh shows CPU-sized overrides.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 SAVE_DIR=${SAVE_DIR:-checkpoints/pretrain}

@@ -4,6 +4,7 @@
 # translation of the test set, sacreBLEU. About 16 minutes on 2 CPU cores.
 #   bash examples/quickstart.sh            (from the repository root)
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 WORK_DIR=${WORK_DIR:-work/quickstart}
 PRETRAIN_UPDATES=${PRETRAIN_UPDATES:-1200}

@@ -20,6 +20,7 @@
 # Interrupted? Run the same command again: finished rounds and steps are
 # kept, an interrupted fine-tuning resumes from its checkpoint_last.pt.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:?set DATA_BIN to binarize.py output with dict.txt and the valid/test pairs}
 MONO_PREFIX=${MONO_PREFIX:?set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 hold monolingual text split into subwords}

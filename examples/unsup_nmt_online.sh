@@ -12,6 +12,7 @@
 # Interrupted? Run the same command again: training resumes from
 # checkpoint_last.pt, and scored directions are kept.
 set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:?set DATA_BIN to binarize.py output: dict.txt, train.L1/train.L2 and the valid/test pairs}
 REFERENCE_PREFIX=${REFERENCE_PREFIX:?set REFERENCE_PREFIX: REFERENCE_PREFIX.L1 and .L2 are the raw test text}

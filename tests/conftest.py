@@ -254,9 +254,8 @@ def kill_after_first_save(cmd):
 HOLD = """
 import sys, time
 from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-from recipe_runner import exclusive
-with exclusive(Path(sys.argv[2])):
+from studies.runner import exclusive
+with exclusive(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)
 """
@@ -264,7 +263,7 @@ with exclusive(Path(sys.argv[2])):
 
 def hold_elsewhere(directory):
     """Another process holding ``directory`` (as a second driver would)."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(REPO / "examples"),
-                               str(directory)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(directory)], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
     return holder

@@ -1,4 +1,4 @@
-"""examples/analysis.py, shrunken: the k end points and the three baselines,
+"""studies/paper_analysis.py, shrunken: the k end points and the three baselines,
 a few updates each, on a slice of the bundled data."""
 
 import csv
@@ -13,9 +13,7 @@ import pytest
 import torch
 
 from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
-
-sys.path.insert(0, str(REPO / "examples"))
-import analysis  # noqa: E402
+from studies import paper_analysis as analysis
 
 DATA = REPO / "examples" / "data"
 SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm",
@@ -27,11 +25,12 @@ def run_analysis(raw, work, *extra, check=True):
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "analysis.py"), "--raw-dir", str(raw),
+        [sys.executable, "-m", "studies.paper_analysis", "--raw-dir", str(raw),
          "--work-dir", str(work), *SMALL, *extra],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     if check and proc.returncode != 0:
-        raise AssertionError(f"analysis.py failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise AssertionError(f"paper_analysis failed:\n{proc.stdout[-3000:]}\n"
+                             f"{proc.stderr[-3000:]}")
     return proc
 
 

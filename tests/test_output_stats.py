@@ -1,4 +1,4 @@
-"""examples/output_stats.py: the language and repetition shares of a file of
+"""studies/output_stats.py: the language and repetition shares of a file of
 outputs, on lines whose answer is known."""
 
 import json
@@ -6,9 +6,7 @@ import subprocess
 import sys
 
 from conftest import REPO, cli_env
-
-sys.path.insert(0, str(REPO / "examples"))
-import output_stats  # noqa: E402
+from studies import output_stats
 
 LINES = [
     "Cliquez sur le bouton et choisissez une couleur dans la liste.",  # French
@@ -37,9 +35,8 @@ def test_repetition_is_a_bigram_three_times():
 def test_shares_of_a_file_from_the_command_line(tmp_path):
     path = tmp_path / "hyp.txt"
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(REPO / "examples/output_stats.py"),
-                           str(path), "--json"], env=cli_env(), capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "studies.output_stats", str(path), "--json"],
+                          cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["lines"] == 5

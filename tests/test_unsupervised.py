@@ -390,7 +390,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
 
 
 def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(data, tmp_path):
-    """examples/xling_retrieval.py on a 1-update cross-lingual checkpoint.
+    """studies/crosslingual_retrieval.py on a 1-update cross-lingual checkpoint.
     Both sides hold the same text: in the same order every sentence retrieves
     its own line; in reversed order it retrieves its twin at the mirrored
     line, so precision at 1 is 0 (an even number of unique lines)."""
@@ -404,7 +404,7 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
              "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
              "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    probe = [sys.executable, "examples/xling_retrieval.py", tmp_path / "bin",
+    probe = [sys.executable, "-m", "studies.crosslingual_retrieval", tmp_path / "bin",
              "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
 
     def scores(subset):
@@ -423,7 +423,7 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
 
 
 def test_mining_pairs_each_sentence_with_its_twin_in_the_other_corpus(data, tmp_path):
-    """examples/mine_pairs.py on a 1-update checkpoint: the French corpus is
+    """studies/mine_pairs.py on a 1-update checkpoint: the French corpus is
     the English one in another order, so every mutual best pair by margin
     must be a line and its twin, whatever their positions."""
     lines = list(dict.fromkeys((data / "valid.en").read_text().splitlines()))[:16]
@@ -434,7 +434,7 @@ def test_mining_pairs_each_sentence_with_its_twin_in_the_other_corpus(data, tmp_
              "--langs", "en,fr", "--dict", data / "bin/dict.txt",
              "--mono-train", tmp_path / "mono.{lang}"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    mine = [sys.executable, "examples/mine_pairs.py", tmp_path / "bin",
+    mine = [sys.executable, "-m", "studies.mine_pairs", tmp_path / "bin",
             "--path", tmp_path / "mass/checkpoint_last.pt", "--out", tmp_path / "mined/train"]
     run_cli(mine, cwd=REPO)
     en = (tmp_path / "mined/train.en").read_text().splitlines()

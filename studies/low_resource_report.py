@@ -1,4 +1,4 @@
-"""The outputs of examples/low_resource_curve.py from its finished runs: the
+"""The outputs of studies/low_resource_curve.py from its finished runs: the
 CSV of every run, sacreBLEU's paired bootstrap of each MASS run against
 random initialisation at the same N, seed and direction, and the plot."""
 

@@ -1,12 +1,12 @@
-"""The runs of examples/analysis.py in one work directory: its settings, the
+"""The runs of studies/paper_analysis.py in one work directory: its settings, the
 data, fairseq-train for the pre-trainings, and the recipes
 examples/finetune_nmt.sh and examples/generate.sh for fine-tuning and
 translation. Every run writes its output to a log file."""
 
 from pathlib import Path
 
-from analysis_eval import finetune_valid_ppl
-from recipe_runner import RecipeRunner, finished, size_args
+from .paper_analysis_eval import finetune_valid_ppl
+from .runner import RecipeRunner, finished, size_args
 
 ARCH = "transformer_mass"
 # what makes two runs comparable: a work dir keeps one of each

@@ -1,9 +1,9 @@
-"""The bert_lm baseline of examples/analysis.py: one encoder-decoder
+"""The bert_lm baseline of studies/paper_analysis.py: one encoder-decoder
 checkpoint from a masked-LM encoder and a language-model decoder."""
 
 import os
 
-from analysis_logging import quiet_logs
+from .quiet_logs import quiet_logs
 
 
 def join_bert_lm(encoder_checkpoint, decoder_checkpoint, output, seed=1):

@@ -1,8 +1,8 @@
-"""The pre-training of each kind of point of examples/analysis.py: MASS and
+"""The pre-training of each kind of point of studies/paper_analysis.py: MASS and
 its ablations, fairseq's denoising auto-encoder, and the masked-LM encoder
 joined with the language-model decoder."""
 
-from analysis_join import join_bert_lm
+from .paper_analysis_bert_lm import join_bert_lm
 
 MASS = ["--task", "masked_s2s", "--criterion", "masked_s2s_loss"]
 # BART's text infilling: spans of Poisson(3) length, 30% of the tokens

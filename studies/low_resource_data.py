@@ -1,4 +1,4 @@
-"""The data of examples/low_resource_curve.py, in its work directory:
+"""The data of studies/low_resource_curve.py, in its work directory:
 
     raw/NAME/mono.LANG, mono.valid.LANG   each monolingual corpus, with
                                           --valid-lines lines held out

@@ -1,4 +1,4 @@
-"""Keeps examples/analysis.py's output to its own progress lines."""
+"""Keeps studies/paper_analysis.py's output to its own progress lines."""
 
 import logging
 import warnings

@@ -1,9 +1,9 @@
-"""examples/analysis.py's results: results.csv and the four panels of
+"""studies/paper_analysis.py's results: results.csv and the four panels of
 results.png."""
 
 import csv
 
-from analysis_logging import quiet_logs
+from .quiet_logs import quiet_logs
 
 CSV_FIELDS = ["point", "kind", "mask_ratio", "ppl_own_masking", "ppl_span50",
               "finetune_valid_ppl", "bleu", "chrf", "pretrain_seconds", "total_seconds"]

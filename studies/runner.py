@@ -1,5 +1,5 @@
 """Running the recipes of examples/ from Python, for the multi-run
-experiments (analysis.py, low_resource_curve.py): one work directory per
+studies (paper_analysis.py, low_resource_curve.py): one work directory per
 experiment, one configuration per work directory, every command's output in a
 log file, and errors that say which log to read."""
 
@@ -15,7 +15,8 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parent.parent
+RECIPES = REPO / "examples"
 _OUTPUT = threading.Lock()
 # descriptors of the held directory locks: every command inherits them, so a
 # training that outlives its driver (which was killed) keeps its directory
@@ -37,7 +38,7 @@ class RecipeRunner:
         import torch
 
         self.work = Path(work_dir).resolve()
-        self.user_dir = str(HERE.parent / "mass_plugin")
+        self.user_dir = str(REPO / "mass_plugin")
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         self.device = ["--fp16"] if gpus else ["--cpu"]  # for training
         # each training process gets its share of the cores, unless the
@@ -83,7 +84,7 @@ class RecipeRunner:
     def recipe(self, script, log, what, **variables):
         """Run examples/``script`` with ``variables`` in its environment."""
         env = {key: str(value) for key, value in variables.items()}
-        self.run(["bash", str(HERE / script)], log, f"{what} (examples/{script})", env)
+        self.run(["bash", str(RECIPES / script)], log, f"{what} (examples/{script})", env)
 
 
 def size_args(args):

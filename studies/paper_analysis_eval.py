@@ -1,11 +1,11 @@
-"""What examples/analysis.py measures besides BLEU: the masked-span
+"""What studies/paper_analysis.py measures besides BLEU: the masked-span
 perplexity of a pre-trained checkpoint on held-out monolingual text, and the
 validation perplexity a fine-tuning logged."""
 
 import math
 import re
 
-from analysis_logging import quiet_logs
+from .quiet_logs import quiet_logs
 
 
 def masked_span_ppl(checkpoint, data, langs, max_tokens, seed, overrides=None):
