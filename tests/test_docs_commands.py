@@ -1,0 +1,92 @@
+"""Every command in the README and docs runs as written: the scripts and
+modules their code blocks name exist and answer --help."""
+
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import REPO, cli_env
+
+PAGES = [REPO / "README.md", REPO / "examples" / "README.md",
+         *sorted((REPO / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+MODULE = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*)")
+SCRIPT = re.compile(r"(?:^|[\s\"'=(])(?:\./)?((?:examples|studies|data-prep|benchmarks|mass_plugin)"
+                    r"/[\w./-]+\.(?:py|sh))\b", re.M)
+OURS = ("mass_plugin", "studies")
+
+
+def code_blocks(page):
+    """The fenced code of ``page``, continuation lines joined, comments dropped."""
+    for block in FENCE.findall(page.read_text(encoding="utf-8")):
+        for line in block.replace("\\\n", " ").splitlines():
+            yield re.sub(r"(^|\s)#.*", "", line)
+
+
+def named_commands():
+    """{(kind, name): first page naming it}, kind 'module' or 'script'."""
+    found = {}
+    for page in PAGES:
+        for line in code_blocks(page):
+            for name in MODULE.findall(line):
+                if name.split(".")[0] in OURS:
+                    found.setdefault(("module", name), page.relative_to(REPO))
+            for name in SCRIPT.findall(line):
+                found.setdefault(("script", name), page.relative_to(REPO))
+    return found
+
+
+COMMANDS = named_commands()
+
+
+def help_command(kind, name):
+    if kind == "module":
+        return [sys.executable, "-m", name, "--help"]
+    runner = ["bash"] if name.endswith(".sh") else [sys.executable]
+    return [*runner, name, "--help"]
+
+
+def test_the_pages_name_the_main_commands():
+    names = {name for _, name in COMMANDS}
+    for expected in ("examples/quickstart.sh", "examples/pretrain.sh", "studies.paper_analysis",
+                     "studies.low_resource_curve", "mass_plugin.export", "data-prep/binarize.py"):
+        assert expected in names, f"no page names {expected}: the parser or the docs broke"
+
+
+def test_every_named_script_and_module_exists():
+    missing = []
+    for (kind, name), page in COMMANDS.items():
+        if kind == "module":
+            path = REPO / name.replace(".", "/")
+            exists = path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+        else:
+            exists = (REPO / name).is_file()
+        if not exists:
+            missing.append(f"{page}: {name}")
+    assert not missing, "named but missing:\n" + "\n".join(missing)
+
+
+def test_every_named_script_and_module_prints_help():
+    def run(item):
+        (kind, name), page = item
+        proc = subprocess.run(help_command(kind, name), cwd=REPO, env=cli_env(),
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return f"{page}: {name} --help: exit {proc.returncode}\n{proc.stderr[-500:]}"
+        return None
+
+    with ThreadPoolExecutor(2) as pool:
+        failures = [f for f in pool.map(run, COMMANDS.items()) if f]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("old,new", [("analysis", "studies.paper_analysis"),
+                                     ("xling_retrieval", "studies.crosslingual_retrieval")])
+def test_a_moved_study_names_its_new_command(old, new):
+    proc = subprocess.run([sys.executable, f"examples/{old}.py", "--help"], cwd=REPO,
+                          env=cli_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert f"python -m {new}" in proc.stderr
