@@ -60,12 +60,19 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_encoder_args(parser, args)
     l1, l2 = args.langs
-    for lang in args.langs:
-        prefix = os.path.join(args.data, f"{args.subset}.{l1}-{l2}.{lang}")
-        if not os.path.isfile(prefix + ".idx"):
-            parser.error(f"{prefix}.idx: no such file; binarize the parallel "
-                         f"{args.subset} set with data-prep/binarize.py --pair {l1}-{l2}")
+    require_binarized(parser, [os.path.join(args.data, f"{args.subset}.{l1}-{l2}.{lang}")
+                               for lang in args.langs],
+                      f"binarize the parallel {args.subset} set with data-prep/binarize.py "
+                      f"--pair {l1}-{l2}")
     return args
+
+
+def require_binarized(parser, prefixes, how):
+    """Stop with a usage error unless every ``PREFIX.idx`` exists; ``how``
+    says how to make a missing one."""
+    for prefix in prefixes:
+        if not os.path.isfile(prefix + ".idx"):
+            parser.error(f"{prefix}.idx: no such file; {how}")
 
 
 def sentence_vectors(model, dictionary, dataset, lang_id, batch_size):

@@ -24,6 +24,7 @@ from .crosslingual_retrieval import (
     check_encoder_args,
     encoder_parser,
     load_encoder,
+    require_binarized,
     sentence_vectors,
 )
 
@@ -44,11 +45,9 @@ def parse_args(argv=None):
         parser.error(f"--langs {','.join(args.langs)!r}: give two different languages")
     if args.k < 1:
         parser.error("--k must be at least 1")
-    for lang in args.langs:
-        prefix = os.path.join(args.data, f"{args.subset}.{lang}")
-        if not os.path.isfile(prefix + ".idx"):
-            parser.error(f"{prefix}.idx: no such file; binarize the monolingual "
-                         f"text with data-prep/binarize.py --mono-train")
+    require_binarized(parser, [os.path.join(args.data, f"{args.subset}.{lang}")
+                               for lang in args.langs],
+                      "binarize the monolingual text with data-prep/binarize.py --mono-train")
     return args
 
 
