@@ -46,11 +46,12 @@ def parse_args(argv=None):
     return args
 
 
-def noised(words, shuffle, dropout, rng):
-    """``words`` shuffled locally, then thinned out; never empty."""
+def noised(words, shuffle, dropout, rng, keep=()):
+    """``words`` shuffled locally, then thinned out (never the words in
+    ``keep``); never empty."""
     keys = [i + rng.uniform(0, shuffle) for i in range(len(words))]
     moved = [word for _, word in sorted(zip(keys, words))]
-    return [word for word in moved if rng.random() >= dropout] or moved[:1]
+    return [word for word in moved if word in keep or rng.random() >= dropout] or moved[:1]
 
 
 def main(argv=None):

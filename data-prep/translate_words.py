@@ -7,7 +7,9 @@
 Each line is Moses-tokenised; each token found in the lexicon (case
 ignored) is replaced by its translation, written with the token's
 capitalisation; any other token (names, numbers, punctuation, words the
-lexicon does not know) is copied; the line is then Moses-detokenised. ``--reverse`` uses the
+lexicon does not know) is copied; the line is then Moses-detokenised. A word
+whose translation is itself (``LibreOffice``, ``PDF``) keeps its spelling.
+``--reverse`` uses the
 lexicon from its second column to its first. This is the first model of
 unsupervised translation in Lample et al. (2018): no reordering, no
 context, but no parallel text either.
@@ -15,6 +17,12 @@ context, but no parallel text either.
 With ``--spm-model`` the input and output are sentencepiece pieces (the
 form examples/unsup_nmt_offline.sh works in): pieces are joined into text
 before translation and the translation is split again.
+
+With ``--placeholder SYMBOL --masked FILE`` each run of words the lexicon
+does not know is written as one SYMBOL instead, and FILE gets, line for
+line, the runs replaced (tab-separated, in order), for a model trained on pairs from
+data-prep/lexicon_noise.py to leave them alone;
+data-prep/restore_placeholders.py puts them back into its output.
 """
 
 import argparse
@@ -39,9 +47,21 @@ def parse_args(argv=None):
                         help="use only pairs whose score (third column) is at least this")
     parser.add_argument("--spm-model", default=None,
                         help="input and output are pieces of this sentencepiece model")
+    parser.add_argument("--placeholder", default=None,
+                        help="write this symbol for each word the lexicon does not know")
+    parser.add_argument("--masked", default=None,
+                        help="with --placeholder: file for the words replaced, one line per line")
     parser.add_argument("--input", default="-", help="input file (default: stdin)")
     parser.add_argument("--output", default="-", help="output file (default: stdout)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if (args.placeholder is None) != (args.masked is None):
+        parser.error("--placeholder and --masked go together: give both or neither")
+    if args.placeholder is not None and (not args.placeholder or " " in args.placeholder
+                                         or "\t" in args.placeholder):
+        parser.error(f"--placeholder {args.placeholder!r}: give one symbol without spaces")
+    if args.placeholder is not None and args.spm_model:
+        parser.error("--placeholder works on text: leave out --spm-model")
+    return args
 
 
 def read_lexicon(path, reverse=False, min_score=None):
@@ -77,24 +97,45 @@ def with_case_of(token, word):
 
 
 class WordTranslator:
-    def __init__(self, lexicon, src_lang, tgt_lang):
+    """``translator(line)``: the word-by-word translation of one line. With a
+    ``placeholder``, ``translator(line, masked)`` writes it once for each run
+    of words the lexicon lacks (the symbol itself, where the text has it,
+    counts as such a word) and appends each run it replaced, words joined by
+    spaces, to the list ``masked``."""
+
+    def __init__(self, lexicon, src_lang, tgt_lang, placeholder=None):
         self.lexicon = lexicon
+        self.placeholder = placeholder
         self.normalizer = MosesPunctNormalizer(lang=src_lang)
         self.tokenizer = MosesTokenizer(lang=src_lang)
         self.detokenizer = MosesDetokenizer(lang=tgt_lang)
 
-    def __call__(self, line):
+    def tokens(self, line):
         line = self.normalizer.normalize(line).strip()
-        if not line:
-            return ""
-        tokens = self.tokenizer.tokenize(line, escape=False)
-        return self.detokenizer.detokenize([self.word(t) for t in tokens])
+        return self.tokenizer.tokenize(line, escape=False) if line else []
 
-    def word(self, token):
-        """The translation of ``token``; itself if it has no letter (numbers,
-        punctuation) or is not in the lexicon."""
+    def __call__(self, line, masked=None):
+        words = []
+        for token in self.tokens(line):
+            word = self.lookup(token)
+            if self.placeholder is not None and (word is None or token == self.placeholder):
+                if words and words[-1] == self.placeholder:  # one placeholder for a run
+                    masked[-1] += " " + token
+                    continue
+                masked.append(token)
+                word = self.placeholder
+            words.append(token if word is None else word)
+        return self.detokenizer.detokenize(words)
+
+    def lookup(self, token):
+        """The translation of ``token`` in its case; the token itself if it has
+        no letter or translates to itself; None if the lexicon lacks it."""
+        if not HAS_LETTER.search(token):
+            return token
         translation = self.lexicon.get(token.lower())
-        if translation is None or not HAS_LETTER.search(token):
+        if translation is None:
+            return None
+        if translation.lower() == token.lower():
             return token
         return with_case_of(token, translation)
 
@@ -102,7 +143,9 @@ class WordTranslator:
 def main(argv=None):
     args = parse_args(argv)
     translate = WordTranslator(read_lexicon(args.lexicon, args.reverse, args.min_score),
-                               args.src_lang, args.tgt_lang)
+                               args.src_lang, args.tgt_lang, args.placeholder)
+    if args.placeholder is not None:
+        return write_masked(translate, args)
     spm = None
     if args.spm_model:
         import sentencepiece
@@ -115,6 +158,14 @@ def main(argv=None):
             else:
                 text = translate(spm.decode_pieces(line.split()))
                 out.write(" ".join(spm.encode(text, out_type=str)) + "\n")
+
+
+def write_masked(translate, args):
+    with AtomicWriter(args.output) as out, AtomicWriter(args.masked) as masked_out:
+        for line in read_lines(args.input):
+            masked = []
+            out.write(translate(line, masked) + "\n")
+            masked_out.write("\t".join(masked) + "\n")
 
 
 if __name__ == "__main__":

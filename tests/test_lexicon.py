@@ -113,7 +113,7 @@ def test_too_little_text_is_refused_with_the_option_to_change(tmp_path):
 def lexicon(tmp_path):
     path = tmp_path / "lexicon.tsv"
     write(path, ["the\tle\t0.50", "file\tfichier\t0.40", "open\touvrir\t0.10",
-                 "(\t)\t0.30", "times\tfois\t0.35"])
+                 "(\t)\t0.30", "times\tfois\t0.35", "libreoffice\tlibreoffice\t0.60"])
     return path
 
 
@@ -129,15 +129,68 @@ def test_words_are_translated_with_their_case_and_the_rest_is_copied(lexicon):
     confident = prep("translate_words.py", "--lexicon", lexicon, "--min-score", "0.2",
                      "--src-lang", "en", "--tgt-lang", "fr", stdin="open the file\n")
     assert confident.stdout == "open le fichier\n"
+    # a word that translates to itself keeps its spelling, inner capitals too
+    same = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en",
+                "--tgt-lang", "fr", stdin="the LibreOffice file\n")
+    assert same.stdout == "le LibreOffice fichier\n"
 
 
-def test_a_missing_or_malformed_lexicon_is_named(tmp_path, lexicon):
-    missing = prep("translate_words.py", "--lexicon", tmp_path / "none.tsv", "--src-lang",
-                   "en", "--tgt-lang", "fr", stdin="x\n", check=False)
-    assert missing.returncode == 1 and "Traceback" not in missing.stderr
-    assert "none.tsv: no such file" in missing.stderr and "induce_lexicon.py" in missing.stderr
-    bad = tmp_path / "bad.tsv"
-    write(bad, ["the\tle\t0.5", "lonely"])
-    proc = prep("translate_words.py", "--lexicon", bad, "--src-lang", "en", "--tgt-lang",
-                "fr", stdin="x\n", check=False)
-    assert proc.returncode == 1 and "bad.tsv, line 2: expected source<TAB>target" in proc.stderr
+def test_placeholders_stand_for_unknown_words_and_are_restored_in_order(tmp_path, lexicon):
+    source = tmp_path / "in.en"
+    write(source, ["Open the notes file ~ now.", "", "the file"])
+    prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang", "fr",
+         "--input", source, "--output", tmp_path / "words.fr", "--placeholder", "~",
+         "--masked", tmp_path / "masked")
+    words = (tmp_path / "words.fr").read_text().splitlines()
+    # the text's own "~" is masked too, so every placeholder has its word
+    # one placeholder for each run of unknown words ("~ now")
+    assert words == ["Ouvrir le ~ fichier ~.", "", "le fichier"]
+    assert (tmp_path / "masked").read_text().splitlines() == ["notes\t~ now", "", ""]
+    # a repair model moved one placeholder and kept both; line 3 got one it had none of
+    write(tmp_path / "repaired", ["Ouvrir le fichier ~ ~.", "", "le ~ fichier"])
+    write(tmp_path / "fallback", ["F1", "", "F3"])
+    proc = prep("restore_placeholders.py", "--input", tmp_path / "repaired",
+                "--masked", tmp_path / "masked", "--placeholder", "~",
+                "--fallback", tmp_path / "fallback", "--output", tmp_path / "out")
+    assert (tmp_path / "out").read_text().splitlines() == [
+        "Ouvrir le fichier notes ~ now.", "", "F3"]
+    assert "1 of 3 lines fell back" in proc.stderr
+    write(tmp_path / "short", ["x"])
+    proc = prep("restore_placeholders.py", "--input", tmp_path / "short",
+                "--masked", tmp_path / "masked", "--placeholder", "~",
+                "--fallback", tmp_path / "fallback", check=False)
+    assert proc.returncode == 1 and "have 1, 3, 3 lines" in proc.stderr
+    proc = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang",
+                "fr", "--placeholder", "~", stdin="x\n", check=False)
+    assert proc.returncode == 2 and "--placeholder and --masked go together" in proc.stderr
+
+
+def test_round_trip_pairs_make_word_by_word_mistakes_and_mask_what_the_lexicon_lacks(tmp_path):
+    lexicon = tmp_path / "lexicon.tsv"
+    # "the" -> "le" but "le" and "la" both -> "the": "la" comes back as "le", the gender mistake
+    write(lexicon, ["the\tle\t0.5", "the\tla\t0.4", "file\tfichier\t0.4", "cell\tcellule\t0.3",
+                    "lost\tperdu\t0.05"])
+    write(tmp_path / "mono.fr", ["Ouvrez la cellule perdue.", "", "la cellule perdu",
+                                 "Ouvrez perdue la cellule"])
+    args = ["--lexicon", lexicon, "--lang-column", "2", "--lang", "fr", "--other-lang", "en",
+            "--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
+            "--placeholder", "~", "--shuffle", "0", "--dropout", "0"]
+    prep("lexicon_noise.py", *args, "--output", tmp_path / "a", "--copies", "2")
+    noisy = (tmp_path / "a.nfr").read_text().splitlines()
+    clean = (tmp_path / "a.fr").read_text().splitlines()
+    assert noisy == ["~ le cellule ~."] * 2 + ["le cellule perdu"] * 2 + ["~ le cellule"] * 2
+    assert clean == ["~ la cellule ~."] * 2 + ["la cellule perdu"] * 2 + ["~ la cellule"] * 2
+    prep("lexicon_noise.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
+    assert (tmp_path / "b.nfr").read_text().splitlines()[1] == "le cellule ~"
+    # shuffled and thinned as noise_words.py does, placeholders never dropped
+    write(tmp_path / "long.fr", [" ".join(["la cellule perdue"] * 30)])
+    args[args.index("--input") + 1] = tmp_path / "long.fr"
+    in_order = ["le", "cellule", "~"] * 30
+    args[-3:] = ["3", "--dropout", "0"]
+    prep("lexicon_noise.py", *args, "--output", tmp_path / "c")
+    shuffled = (tmp_path / "c.nfr").read_text().split()
+    assert shuffled != in_order and sorted(shuffled) == sorted(in_order)
+    args[-3:] = ["0", "--dropout", "0.3"]
+    prep("lexicon_noise.py", *args, "--output", tmp_path / "d")
+    thinned = (tmp_path / "d.nfr").read_text().split()
+    assert thinned.count("~") == 30 and thinned.count("le") < 25
