@@ -16,7 +16,11 @@
 #      from its round r-1 model, MAX_UPDATE updates, best checkpoint by
 #      validation loss on the real parallel valid set;
 #   4. each direction translates the real test set, scored with sacreBLEU.
-# Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes).
+# Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes) and,
+# after each round, $WORK_DIR/rounds.csv (python -m studies.unsup_rounds): one
+# row per round in the columns of docs/unsupervised.csv, with the p-value of
+# sacreBLEU's paired bootstrap against round 0 and the share of each
+# direction's output in its target language.
 # Interrupted? Run the same command again: finished rounds and steps are
 # kept, an interrupted fine-tuning resumes from its checkpoint_last.pt.
 set -euo pipefail
@@ -44,6 +48,7 @@ LEXICON=${LEXICON:-}                       # round 0: word by word with this lex
 SPM_MODEL=${SPM_MODEL:-}                   # with LEXICON: the model of MONO_PREFIX
 MIN_SCORE=${MIN_SCORE-0.1}                 # with LEXICON: weaker word pairs stay untranslated
                                            # (MIN_SCORE= : every pair of the lexicon)
+SYSTEM=${SYSTEM:-$([ -n "$LEXICON" ] && echo words_then_bt || echo mass_then_bt)}  # rounds.csv
 
 source "$(dirname "$0")/common.sh"
 here=$(dirname "$0")
@@ -178,6 +183,14 @@ for direction in "$L1-$L2" "$L2-$L1"; do
         score 0 "${direction%-*}" "${direction#*-}" "$DATA_BIN" 0
     fi
 done
+summarize() {  # rounds.csv from results.tsv; its last row on stdout
+    PYTHONPATH="$EXAMPLES_DIR/..${PYTHONPATH:+:$PYTHONPATH}" python -m studies.unsup_rounds \
+        --work-dir "$WORK_DIR" --langs "$L1,$L2" --reference-prefix "$REFERENCE_PREFIX" \
+        --subset "$TEST_SUBSET" --system "$SYSTEM" --updates-per-round "$MAX_UPDATE" \
+        | tail -n 1 | sed 's/^/== rounds.csv: /'
+}
+
+summarize
 for round in $(seq 1 "$ROUNDS"); do
     if done_already "$round" "$L1-$L2" && done_already "$round" "$L2-$L1"; then
         echo "== round $round: done, skipping"
@@ -191,5 +204,7 @@ for round in $(seq 1 "$ROUNDS"); do
         done_already "$round" "$direction" \
             || train_direction "$round" "${direction%-*}" "${direction#*-}"
     done
+    summarize
 done
 column -t -s $'\t' "$results"
+column -t -s , "$WORK_DIR/rounds.csv"

@@ -1,5 +1,6 @@
 """Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
 
+import csv
 import json
 import os
 import re
@@ -176,6 +177,18 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     assert sorted((r[0], r[1]) for r in rows[1:]) == [
         (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
     assert all(re.fullmatch(r"[\d.]+", r[2]) for r in rows[1:])
+    # rounds.csv: a row per round in docs/unsupervised.csv's columns, each
+    # round's BLEU tested against round 0's, the share of French in en->fr
+    with open(out / "rounds.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    bleu = {(r[0], r[1]): r[2] for r in rows[1:]}
+    assert [(r["system"], r["round"], r["updates"]) for r in table] == [
+        ("mass_then_bt", str(i), str(i)) for i in range(3)]
+    assert [r["bleu_fr_en"] for r in table] == [bleu[(str(i), "fr-en")] for i in range(3)]
+    assert table[0]["p_en_fr"] == "" and all(0 < float(r[p]) <= 1 for r in table[1:]
+                                             for p in ("p_en_fr", "p_fr_en"))
+    assert all(0 <= float(r[share]) <= 1 for r in table for share in ("share_fr", "share_en"))
+    assert "== rounds.csv: mass_then_bt,2,2," in log
     # round 1 translates with the pre-trained model, round 2 with round 1's
     assert re.search(r"round 1: translating 30 fr sentences into en with \S+pretrain/", log)
     assert re.search(r"round 2: translating 30 fr sentences into en with "
@@ -252,3 +265,12 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
         work / "spm.model", stdin=real)
     assert len(real.splitlines()) == 20
     assert "loading pretrained model from" in (out / "round1/train-en-fr.log").read_text()
+    with open(out / "rounds.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    # against word by word, and the share of French in round 0 is word by word's
+    assert [(r["system"], r["round"]) for r in table] == [("words_then_bt", "0"),
+                                                          ("words_then_bt", "1")]
+    share = subprocess.run(["python", "-m", "studies.output_stats", "--json",
+                            out / "round0.test.en-fr.txt"], cwd=REPO, env=cli_env(),
+                           capture_output=True, text=True, check=True).stdout
+    assert float(table[0]["share_fr"]) == json.loads(share)["french_share"]

@@ -1,0 +1,114 @@
+"""One row per round of examples/unsup_nmt_offline.sh, in the columns of
+docs/unsupervised.csv, with what BLEU alone does not show.
+
+    python -m studies.unsup_rounds --work-dir work/unsup-offline --langs en,fr \\
+        --reference-prefix SHARED/para/en-fr/test --system wbw_then_bt --updates-per-round 2000
+
+reads the recipe's ``results.tsv`` and test-set outputs and writes
+``rounds.csv`` next to them: for each round scored in both directions,
+
+- ``system, round, updates, bleu_L1_L2, bleu_L2_L1, chrf_L1_L2, chrf_L2_L1,
+  minutes``: updates per direction so far, minutes of both directions;
+- ``p_L1_L2``, ``p_L2_L1``: the p-value of sacreBLEU's paired bootstrap
+  (``--paired-bs``, 1,000 resamples) of the round's BLEU against round 0's
+  (word by word with a lexicon, else the starting checkpoint), empty for
+  round 0 itself;
+- ``share_L2``, ``share_L1``: the share of each direction's output lines in
+  its target language (studies.output_stats, English and French only), so
+  that a fluent but untranslated output cannot pass for progress.
+
+The recipe runs it after each round; it can be rerun at any time.
+"""
+
+import argparse
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+from .output_stats import stats
+
+SHARE_KEYS = {"fr": "french_share", "en": "english_share"}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work-dir", required=True, help="the recipe's WORK_DIR")
+    parser.add_argument("--langs", default="en,fr", help="L1,L2 as given to the recipe")
+    parser.add_argument("--reference-prefix", required=True,
+                        help="the recipe's REFERENCE_PREFIX (raw test text, .L1 and .L2)")
+    parser.add_argument("--subset", default="test", help="the recipe's TEST_SUBSET")
+    parser.add_argument("--system", default="offline_bt", help="the csv's system column")
+    parser.add_argument("--updates-per-round", type=int, required=True,
+                        help="the recipe's MAX_UPDATE")
+    parser.add_argument("--output", default=None, help="default: WORK_DIR/rounds.csv")
+    args = parser.parse_args(argv)
+    args.langs = args.langs.split(",")
+    if len(args.langs) != 2:
+        parser.error(f"--langs {','.join(args.langs)}: give two languages, L1,L2")
+    return args
+
+
+def read_results(path):
+    """{(round, direction): (bleu, chrf, minutes)} from the recipe's results.tsv."""
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    return {(int(r["round"]), r["direction"]): (r["BLEU"], r["chrF"], int(r["minutes"]))
+            for r in rows}
+
+
+def paired_p(reference, baseline, system):
+    """The p-value of sacreBLEU's paired bootstrap of ``system`` against ``baseline``."""
+    proc = subprocess.run(["sacrebleu", str(reference), "-i", str(baseline), str(system),
+                           "--paired-bs", "-m", "bleu", "-f", "json"],
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)[1]["BLEU"]["p_value"]
+
+
+def target_share(path, lang):
+    if lang not in SHARE_KEYS:
+        return ""
+    return stats(Path(path).read_text(encoding="utf-8").splitlines())[SHARE_KEYS[lang]]
+
+
+def round_row(args, results, round_):
+    work = Path(args.work_dir)
+    l1, l2 = args.langs
+    row = {"system": args.system, "round": round_,
+           "updates": round_ * args.updates_per_round, "minutes": 0}
+    for src, tgt in ((l1, l2), (l2, l1)):
+        bleu, chrf, minutes = results[(round_, f"{src}-{tgt}")]
+        output = work / f"round{round_}.{args.subset}.{src}-{tgt}.txt"
+        reference = f"{args.reference_prefix}.{tgt}"
+        row.update({f"bleu_{src}_{tgt}": bleu, f"chrf_{src}_{tgt}": chrf})
+        row["minutes"] += minutes
+        row[f"p_{src}_{tgt}"] = "" if round_ == 0 else paired_p(
+            reference, work / f"round0.{args.subset}.{src}-{tgt}.txt", output)
+        row[f"share_{tgt}"] = target_share(output, tgt)
+    return row
+
+
+def columns(l1, l2):
+    pairs = (f"{l1}_{l2}", f"{l2}_{l1}")
+    return (["system", "round", "updates"] + [f"bleu_{p}" for p in pairs]
+            + [f"chrf_{p}" for p in pairs] + ["minutes"] + [f"p_{p}" for p in pairs]
+            + [f"share_{l2}", f"share_{l1}"])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    l1, l2 = args.langs
+    results = read_results(Path(args.work_dir) / "results.tsv")
+    rounds = sorted({r for r, _ in results if (r, f"{l1}-{l2}") in results
+                     and (r, f"{l2}-{l1}") in results})
+    output = args.output or Path(args.work_dir) / "rounds.csv"
+    with open(output, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns(l1, l2))
+        writer.writeheader()
+        for round_ in rounds:
+            writer.writerow(round_row(args, results, round_))
+    print(Path(output).read_text(encoding="utf-8"), end="")
+
+
+if __name__ == "__main__":
+    main()
