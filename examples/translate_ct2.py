@@ -7,8 +7,11 @@
 Raw lines in, detokenised lines out, one for one (an empty line gives an
 empty line): each line is split into pieces with the sentencepiece model of
 training, translated with beam search, and the pieces joined back, as
-fairseq-generate --post-process sentencepiece does. Needs only ctranslate2
-and sentencepiece (``pip install -e '.[serve]'``), not fairseq.
+fairseq-generate --post-process sentencepiece does. With ``--pieces`` the
+input and output are space-separated sentencepiece pieces instead (as
+examples/unsup_nmt_offline.sh keeps its monolingual text) and ``--spm`` is
+not needed. Needs only ctranslate2 and sentencepiece (``pip install -e
+'.[serve]'``), not fairseq.
 """
 
 import argparse
@@ -20,7 +23,9 @@ import time
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="the CTranslate2 model directory")
-    parser.add_argument("--spm", required=True, help="the sentencepiece model of training")
+    parser.add_argument("--spm", help="the sentencepiece model of training (raw text)")
+    parser.add_argument("--pieces", action="store_true",
+                        help="input and output are sentencepiece pieces, not raw text")
     parser.add_argument("--input", default="-", help="raw source text (default: stdin)")
     parser.add_argument("--output", default="-", help="translations (default: stdout)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (default: 5)")
@@ -40,6 +45,9 @@ def parse_args(argv=None):
     for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size)):
         if value < 1:
             parser.error(f"{flag} must be at least 1, got {value}")
+    if not args.spm and not args.pieces:
+        parser.error("give --spm, the sentencepiece model of training, or --pieces "
+                     "if the input is already split into pieces")
     return args
 
 
@@ -55,14 +63,20 @@ def load(args):
                                             intra_threads=args.threads)
     except (RuntimeError, ValueError) as err:
         sys.exit(f"error: cannot load the CTranslate2 model {args.model}: {err}")
+    if args.pieces:
+        return translator, None
     return translator, sentencepiece.SentencePieceProcessor(model_file=args.spm)
 
 
 def translate(translator, spm, lines, beam=5, batch_size=32, max_len_a=1.5, max_len_b=10):
-    """Translations of ``lines``, in order. Batches hold sentences of similar
-    length; each batch's length limit follows its longest source (with
-    ``</s>``), as fairseq-generate's does."""
-    pieces = [spm.encode(line.strip(), out_type=str) for line in lines]
+    """Translations of ``lines``, in order (pieces in and out if ``spm`` is
+    None). Batches hold sentences of similar length; each batch's length
+    limit follows its longest source (with ``</s>``), as fairseq-generate's
+    does."""
+    if spm is None:
+        pieces = [line.split() for line in lines]
+    else:
+        pieces = [spm.encode(line.strip(), out_type=str) for line in lines]
     order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
     out = [""] * len(pieces)
     for start in range(0, len(order), batch_size):
@@ -74,7 +88,8 @@ def translate(translator, spm, lines, beam=5, batch_size=32, max_len_a=1.5, max_
             [pieces[i] for i in batch], beam_size=beam, length_penalty=1.0,
             max_decoding_length=int(math.floor(max_len_a * longest + max_len_b)))
         for i, result in zip(batch, results):
-            out[i] = spm.decode(result.hypotheses[0])
+            best = result.hypotheses[0]
+            out[i] = " ".join(best) if spm is None else spm.decode(best)
     return out
 
 

@@ -216,7 +216,9 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
 
 def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path):
     """LEXICON: round 0 is word-by-word translation of the test set, and
-    round 1 trains on word-by-word translations of the monolingual slice."""
+    round 1 trains on word-by-word translations of the monolingual slice;
+    with GEN_ENGINE=ctranslate2, round 2 back-translates with the CTranslate2
+    export of round 1's models."""
     work, _ = quickstart
     raw = tmp_path / "raw"
     raw.mkdir()
@@ -235,14 +237,14 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
     out = tmp_path / "offline"
     variables = dict(DATA_BIN=tmp_path / "bin", MONO_PREFIX=work / "spm/mono",
                      PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
-                     REFERENCE_PREFIX=raw / "test", WORK_DIR=out, ROUNDS=1, MONO_LINES=20,
+                     REFERENCE_PREFIX=raw / "test", WORK_DIR=out, ROUNDS=2, MONO_LINES=20,
                      MAX_UPDATE=1, MAX_TOKENS=2000, BEAM=1, NUM_GPUS=0,
                      MODEL_ARGS=_small_model_args(), LEXICON=lexicon,
-                     SPM_MODEL=work / "spm.model")
+                     SPM_MODEL=work / "spm.model", GEN_ENGINE="ctranslate2")
     log = bash("unsup_nmt_offline.sh", **variables)
     rows = [r.split("\t") for r in (out / "results.tsv").read_text().splitlines()]
     assert sorted((r[0], r[1]) for r in rows[1:]) == [
-        (str(i), d) for i in range(2) for d in ("en-fr", "fr-en")]
+        (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
 
     def words(*args, stdin):
         return subprocess.run(["python", "data-prep/translate_words.py", "--lexicon", lexicon,
@@ -268,9 +270,20 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
     with open(out / "rounds.csv", newline="") as f:
         table = list(csv.DictReader(f))
     # against word by word, and the share of French in round 0 is word by word's
-    assert [(r["system"], r["round"]) for r in table] == [("words_then_bt", "0"),
-                                                          ("words_then_bt", "1")]
+    assert [(r["system"], r["round"]) for r in table] == [
+        ("words_then_bt", str(i)) for i in range(3)]
     share = subprocess.run(["python", "-m", "studies.output_stats", "--json",
                             out / "round0.test.en-fr.txt"], cwd=REPO, env=cli_env(),
                            capture_output=True, text=True, check=True).stdout
     assert float(table[0]["share_fr"]) == json.loads(share)["french_share"]
+    # round 2: round 1's fr->en model, exported, translates the next slice with CTranslate2
+    assert re.search(r"round 2: translating 20 fr sentences into en with "
+                     r"\S+round1/ckpt-fr-en/checkpoint_best.pt \(CTranslate2, int8\)", log)
+    pairs = out / "round2/gen-fr-en/pairs"
+    real = pairs.with_suffix(".fr").read_text().splitlines()
+    synthetic = pairs.with_suffix(".en").read_text().splitlines()
+    assert len(real) == len(synthetic) > 0 and real != synthetic
+    assert set(real) <= set((work / "spm/mono.fr").read_text().splitlines()[20:40])
+    vocabulary = {line.split()[0] for line in (tmp_path / "bin/dict.txt").open()}
+    assert {piece for line in synthetic for piece in line.split()} <= vocabulary
+    assert "translated 20 sentences" in (out / "round2/gen-fr-en/translate.log").read_text()
