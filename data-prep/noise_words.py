@@ -24,6 +24,14 @@ from textio import AtomicWriter, InputError, read_lines, run_main
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_noise_arguments(parser)
+    args = parser.parse_args(argv)
+    check_noise_arguments(parser, args)
+    return args
+
+
+def add_noise_arguments(parser):
+    """The input, output and noise options (also those of lexicon_noise.py)."""
     parser.add_argument("--input", required=True, help="monolingual text, one sentence a line")
     parser.add_argument("--output", required=True, help="output prefix")
     parser.add_argument("--noisy-suffix", required=True, help="suffix of the noised side")
@@ -34,7 +42,9 @@ def parse_args(argv=None):
     parser.add_argument("--dropout", type=float, default=0.1,
                         help="probability of dropping each word")
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
+
+
+def check_noise_arguments(parser, args):
     if args.copies < 1:
         parser.error(f"--copies {args.copies}: give at least 1")
     if args.shuffle < 0:
@@ -43,7 +53,6 @@ def parse_args(argv=None):
         parser.error(f"--dropout {args.dropout}: give a probability in [0, 1)")
     if args.noisy_suffix == args.clean_suffix:
         parser.error("--noisy-suffix and --clean-suffix must differ")
-    return args
 
 
 def noised(words, shuffle, dropout, rng, keep=()):
