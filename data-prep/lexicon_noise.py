@@ -12,11 +12,12 @@ the mistakes word-by-word translation makes in this language: articles of
 the wrong gender, the wrong sense of a word, the source's word order, for
 a model that repairs word-by-word translations into this language (Kim et
 al. 2018 trained theirs on shuffled and thinned text only; on the in-domain
-corpus of docs/results/unsupervised.md it has not beaten word by word). Each run of words that either direction of the lexicon lacks
-becomes one ``--placeholder`` on both sides, as translate_words.py
---placeholder replaces each run of source words the lexicon lacks, so the
-model learns to keep them in place and data-prep/restore_placeholders.py
-can restore them unchanged. Both sides are Moses-detokenised text; empty
+corpus of docs/results/unsupervised.md it has not beaten word by word).
+Each run of words that either direction of the lexicon lacks becomes one
+``--placeholder`` on both sides, as translate_words.py --placeholder
+replaces each run of source words the lexicon lacks, so the model learns
+to keep them in place and data-prep/restore_placeholders.py can restore
+them unchanged. Both sides are Moses-detokenised text; empty
 lines are skipped; the same ``--seed`` gives the same files.
 """
 

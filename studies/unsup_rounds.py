@@ -98,7 +98,11 @@ def columns(l1, l2):
 def main(argv=None):
     args = parse_args(argv)
     l1, l2 = args.langs
-    results = read_results(Path(args.work_dir) / "results.tsv")
+    path = Path(args.work_dir) / "results.tsv"
+    if not path.is_file():
+        raise SystemExit(f"error: --work-dir {args.work_dir}: no results.tsv there (the "
+                         "WORK_DIR of examples/unsup_nmt_offline.sh, after round 0)")
+    results = read_results(path)
     rounds = sorted({r for r, _ in results if (r, f"{l1}-{l2}") in results
                      and (r, f"{l2}-{l1}") in results})
     output = args.output or Path(args.work_dir) / "rounds.csv"
