@@ -9,8 +9,7 @@ ignored) is replaced by its translation, written with the token's
 capitalisation; any other token (names, numbers, punctuation, words the
 lexicon does not know) is copied; the line is then Moses-detokenised. A word
 whose translation is itself (``LibreOffice``, ``PDF``) keeps its spelling.
-``--reverse`` uses the
-lexicon from its second column to its first. This is the first model of
+``--reverse`` uses the lexicon from its second column to its first. This is the first model of
 unsupervised translation in Lample et al. (2018): no reordering, no
 context, but no parallel text either.
 
@@ -20,8 +19,8 @@ before translation and the translation is split again.
 
 With ``--placeholder SYMBOL --masked FILE`` each run of words the lexicon
 does not know is written as one SYMBOL instead, and FILE gets, line for
-line, the runs replaced (tab-separated, in order), for a model trained on pairs from
-data-prep/lexicon_noise.py to leave them alone;
+line, the runs replaced (tab-separated, in order), for a model trained on
+pairs from data-prep/lexicon_noise.py to leave them alone;
 data-prep/restore_placeholders.py puts them back into its output.
 """
 
@@ -48,9 +47,9 @@ def parse_args(argv=None):
     parser.add_argument("--spm-model", default=None,
                         help="input and output are pieces of this sentencepiece model")
     parser.add_argument("--placeholder", default=None,
-                        help="write this symbol for each word the lexicon does not know")
+                        help="write this symbol for each run of words the lexicon does not know")
     parser.add_argument("--masked", default=None,
-                        help="with --placeholder: file for the words replaced, one line per line")
+                        help="with --placeholder: file for the runs replaced, one line per line")
     parser.add_argument("--input", default="-", help="input file (default: stdin)")
     parser.add_argument("--output", default="-", help="output file (default: stdout)")
     args = parser.parse_args(argv)
