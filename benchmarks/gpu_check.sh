@@ -90,12 +90,12 @@ run_step() {
         >> "$SUMMARY"
 }
 
-run_step tests 45 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
+run_step tests 35 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
 
-run_step quickstart 90 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
+run_step quickstart 85 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
     FINETUNE_UPDATES=300 MODEL_ARGS="$MODEL_ARGS" bash examples/quickstart.sh
 
-run_step hub 25 python benchmarks/hub_devices.py --work-dir "$QUICK" \
+run_step hub 20 python benchmarks/hub_devices.py --work-dir "$QUICK" \
     --output "$OUT/logs/hub.json"
 
 run_step online 100 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
@@ -115,7 +115,7 @@ run_step base_bf16 35 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
 # the base model at 65,536 tokens per step (MFU; masked_s2s against denoising)
 # and the 512-dimension model at 16,384; benchmark.py alone measures more
 # shellcheck disable=SC2086
-run_step benchmark 150 python benchmarks/benchmark.py --device cuda \
+run_step benchmark 170 python benchmarks/benchmark.py --device cuda \
     --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl" \
     ${BENCH_ARGS:---sizes 16384 --base-size 65536 --base-precisions fp16}
 

@@ -52,7 +52,7 @@ class EncoderMLMLoss(FairseqCriterion):
             "ntokens": sample["ntokens"],
             "nsentences": target.size(0),
             "sample_size": sample_size,
-            "mlm_correct": utils.item(n_correct.data),
+            "mlm_correct": n_correct.detach(),  # a tensor: no wait for the GPU here
         }
         return loss, sample_size, logging_output
 

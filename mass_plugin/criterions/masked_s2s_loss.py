@@ -52,8 +52,10 @@ class MaskedS2SLoss(LabelSmoothedCrossEntropyCriterion):
             "ntokens": sample["ntokens"],
             "nsentences": nsentences,
             "sample_size": sample_size,
-            "span_correct": utils.item(n_correct.data),
-            "span_total": utils.item(in_span.sum().data),
+            # tensors: .item() here would make the CPU wait for the forward pass
+            # on the GPU before it may issue the backward pass
+            "span_correct": n_correct.detach(),
+            "span_total": in_span.sum().detach(),
         }
         return loss, sample_size, logging_output
 
