@@ -91,10 +91,6 @@ def parse_args(argv=None):
     parser.add_argument("--cudnn-row", action="store_true",
                         help="steady state on CUDA: the base table also measures masked_s2s "
                         "with torch's cuDNN attention, which the plugin turns off")
-    parser.add_argument("--fairseq-encoder-row", action="store_true",
-                        help="steady state: the base table also measures masked_s2s with "
-                        "fairseq's own encoder forward pass, which waits for the GPU once per "
-                        "layer (MASS_PLUGIN_FAIRSEQ_ENCODER=1)")
     parser.add_argument("--tables", default="base,sizes",
                         help="steady state: which tables, in this order, of 'base' and "
                         "'sizes' (default base,sizes)")
@@ -337,8 +333,7 @@ def steady_tables(args, spec, work):
     """The steady-state tables; returns the target checks as text lines."""
     def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None):
         precision = precision or args.precision
-        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + "".join(
-            "-" + key.split("_")[-2].lower() for key in sorted(env or {}))
+        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + ("-cudnn" if env else "")
         row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
                    precision=precision, profile=profile, slug=slug, env=env or {})
         row["step_ms"] = 1000 * row["step_s"]
@@ -370,20 +365,15 @@ def sizes_table(args, steady, work):
 def base_table(args, steady, work):
     """The pretrain_base model: masked_s2s in each --base-precisions (with
     --cudnn-row also with torch's cuDNN attention, which the plugin turns
-    off, and with --fairseq-encoder-row with fairseq's encoder forward
-    pass), beside denoising."""
+    off), beside denoising."""
     size = args.base_size
     first = args.base_precisions[0]
     rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
                    profile=True) for p in args.base_precisions]
-    variants = []
     if args.device == "cuda" and args.cudnn_row:
-        variants.append(("cuDNN attention", "MASS_PLUGIN_CUDNN_ATTENTION"))
-    if args.fairseq_encoder_row:
-        variants.append(("fairseq's encoder forward", "MASS_PLUGIN_FAIRSEQ_ENCODER"))
-    for label, variable in variants:
-        rows.append(steady(f"masked_s2s 0.5 {first}, {label}", masked_s2s(work, 0.5),
-                           size, "base", first, profile=True, env={variable: "1"}))
+        rows.append(steady(f"masked_s2s 0.5 {first}, cuDNN attention", masked_s2s(work, 0.5),
+                           size, "base", first, profile=True,
+                           env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
     rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
                        size, "base", first))
     table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "

@@ -30,7 +30,6 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
 from .language_embeddings import build_language_embedding, model_languages
 from .position_hooks import hook_state, prepare_position_hook
 from .precision import check_bf16_device
-from .sync_free_encoder import encode, use_fairseq_forward
 
 MASK_SYMBOL = "<mask>"
 
@@ -75,14 +74,6 @@ class TransformerMassEncoder(TransformerEncoderBase):
                                   token_embeddings)
         out["tgt_lang_id"] = [tgt]
         return out
-
-    def forward_scriptable(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
-                           return_all_hiddens: bool = False, token_embeddings=None):
-        # fairseq's waits for the GPU once per layer (see sync_free_encoder)
-        if use_fairseq_forward():
-            return super().forward_scriptable(src_tokens, src_lengths, return_all_hiddens,
-                                              token_embeddings)
-        return encode(self, src_tokens, return_all_hiddens, token_embeddings)
 
     def reorder_encoder_out(self, encoder_out, new_order):
         reordered = super().reorder_encoder_out(encoder_out, new_order)
