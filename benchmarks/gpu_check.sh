@@ -90,7 +90,7 @@ run_step() {
         >> "$SUMMARY"
 }
 
-run_step tests 35 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
+run_step tests 25 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
 
 run_step quickstart 85 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
     FINETUNE_UPDATES=300 MODEL_ARGS="$MODEL_ARGS" bash examples/quickstart.sh
@@ -98,24 +98,24 @@ run_step quickstart 85 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
 run_step hub 20 python benchmarks/hub_devices.py --work-dir "$QUICK" \
     --output "$OUT/logs/hub.json"
 
-run_step online 100 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
+run_step online 115 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
     PRETRAINED="$QUICK/checkpoints/pretrain/checkpoint_best.pt" WORK_DIR="$WORK/online" \
-    MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=200 VALIDATE_EVERY=200 \
+    MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=150 VALIDATE_EVERY=150 \
     MAX_TOKENS=2048 LR=0.0005 WARMUP=100 BEAM=1 LOG_INTERVAL=50 \
     bash examples/unsup_nmt_online.sh
 
-# the pretrain_base preset on the quickstart's data, 60 updates
+# the pretrain_base preset on the quickstart's data, 40 updates
 hydra=(fairseq-hydra-train --config-dir mass_plugin/config --config-name pretrain_base
        common.user_dir="$PWD/mass_plugin" task.data="$QUICK/data-bin" "task.langs='en,fr'"
-       optimization.max_update=60 common.log_interval=20 dataset.num_workers=2)
-run_step base_fp16 35 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
-run_step base_bf16 35 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
+       optimization.max_update=40 common.log_interval=20 dataset.num_workers=2)
+run_step base_fp16 40 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
+run_step base_bf16 40 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
     common.fp16=false common.bf16=true
 
 # the base model at 65,536 tokens per step (MFU; masked_s2s against denoising)
 # and the 512-dimension model at 16,384; benchmark.py alone measures more
 # shellcheck disable=SC2086
-run_step benchmark 170 python benchmarks/benchmark.py --device cuda \
+run_step benchmark 155 python benchmarks/benchmark.py --device cuda \
     --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl" \
     ${BENCH_ARGS:---sizes 16384 --base-size 65536 --base-precisions fp16}
 
