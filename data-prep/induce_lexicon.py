@@ -26,6 +26,15 @@ The output has one line per pair of the last dictionary,
 ``source<TAB>target<TAB>CSLS score``, most frequent source words first. The
 pairs are mutual nearest neighbours, so the same file translates both ways
 (``translate_words.py --reverse``).
+
+Mutual neighbours are one to one: of the articles "le", "la" and "les" only
+one can pair with "the", and the others stay untranslated. ``--one-way
+PREFIX`` also writes, under the last map, each word's nearest neighbour by
+CSLS in the other language, as word-translation benchmarks retrieve it
+(Conneau et al., 2018): ``PREFIX.SRC-TGT.tsv`` for each source word and
+``PREFIX.TGT-SRC.tsv`` for each target word, the word translated from in
+the first column (``translate_words.py`` without ``--reverse``), most
+frequent first. Each holds the mutual pairs.
 """
 
 import argparse
@@ -69,6 +78,9 @@ def parse_args(argv=None):
     parser.add_argument("--select-words", type=int, default=1000,
                         help="how many pairs of each lexicon --restarts compares")
     parser.add_argument("--threads", type=int, default=1, help="Word2Vec worker threads")
+    parser.add_argument("--one-way", metavar="PREFIX",
+                        help="also write each word's nearest neighbour in the other language, "
+                             "one file per direction: PREFIX.SRC-TGT.tsv and PREFIX.TGT-SRC.tsv")
     return parser.parse_args(argv)
 
 
@@ -147,15 +159,32 @@ def mutual_neighbours(scores):
             if best_src[j] == i]
 
 
+def nearest_neighbours(scores):
+    """(i, j, score) for each source i and its best target j, and (j, i,
+    score) for each target j and its best source i."""
+    best_tgt, best_src = scores.argmax(axis=1), scores.argmax(axis=0)
+    return ([(i, int(j), float(scores[i, j])) for i, j in enumerate(best_tgt)],
+            [(j, int(i), float(scores[i, j])) for j, i in enumerate(best_src)])
+
+
 def induce(x, y, seed_pairs, args, log):
-    """Refine the seed dictionary; the last one, as (i, j, CSLS score)."""
+    """Refine the seed dictionary; the last one, as (i, j, CSLS score), and
+    the CSLS scores of the last map (source words x target words)."""
     pairs = [(i, j, None) for i, j in seed_pairs]
     n = args.csls_vocab
     for iteration in range(1, args.iterations + 1):
         w = procrustes(x, y, [(i, j) for i, j, _ in pairs])
-        pairs = mutual_neighbours(csls(x[:n] @ w.T, y[:n], args.csls_k))
+        scores = csls(x[:n] @ w.T, y[:n], args.csls_k)
+        pairs = mutual_neighbours(scores)
         log.info("iteration %d: %d mutual nearest neighbours", iteration, len(pairs))
-    return pairs
+    return pairs, scores
+
+
+def word_pairs(pairs, from_words, to_words):
+    """(from word, to word, score) of index ``pairs``, in index order;
+    punctuation and numbers are left out (translate_words.py copies them)."""
+    return [(from_words[i], to_words[j], score) for i, j, score in sorted(pairs)
+            if HAS_LETTER.search(from_words[i]) and HAS_LETTER.search(to_words[j])]
 
 
 def lexicon(src, tgt, seed, args, log):
@@ -170,15 +199,22 @@ def lexicon(src, tgt, seed, args, log):
         raise InputError(f"only {len(seed_pairs)} words are spelt alike in {args.src} and "
                          f"{args.tgt}, too few to fit a {args.dim}-dimensional map; "
                          "give more text or lower --dim")
-    pairs = induce(x, y, seed_pairs, args, log)
-    # punctuation and numbers are left out: translate_words.py copies them
-    pairs = [(src_words[i], tgt_words[j], score) for i, j, score in sorted(pairs)
-             if HAS_LETTER.search(src_words[i]) and HAS_LETTER.search(tgt_words[j])]
+    pairs, scores = induce(x, y, seed_pairs, args, log)
+    pairs = word_pairs(pairs, src_words, tgt_words)
     frequent = [score for _, _, score in pairs[:args.select_words]]
     selection = sum(frequent) / max(1, len(frequent))
     log.info("seed %d: %d pairs, mean CSLS score of the first %d: %.4f",
              seed, len(pairs), len(frequent), selection)
-    return pairs, selection
+    forward, backward = nearest_neighbours(scores) if args.one_way else ([], [])
+    one_way = {f"{args.src_lang}-{args.tgt_lang}": word_pairs(forward, src_words, tgt_words),
+               f"{args.tgt_lang}-{args.src_lang}": word_pairs(backward, tgt_words, src_words)}
+    return pairs, selection, one_way
+
+
+def write_pairs(path, pairs):
+    with AtomicWriter(path) as out:
+        for source, target, score in pairs:
+            out.write(f"{source}\t{target}\t{score:.4f}\n")
 
 
 def main(argv=None):
@@ -190,18 +226,24 @@ def main(argv=None):
         raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
     if args.restarts < 1:
         raise InputError(f"--restarts {args.restarts}: give 1 or more")
+    if args.one_way and args.src_lang == args.tgt_lang:
+        raise InputError(f"--one-way names its files by language: give --src-lang and "
+                         f"--tgt-lang different codes (both are {args.src_lang!r})")
     src, tgt = tokenized(args.src, args.src_lang), tokenized(args.tgt, args.tgt_lang)
     log.info("%s: %d lines, %s: %d lines; %d-dimensional skip-gram vectors, %d epochs",
              args.src, len(src), args.tgt, len(tgt), args.dim, args.epochs)
     results = [lexicon(src, tgt, args.seed + r, args, log) for r in range(args.restarts)]
     best = max(range(args.restarts), key=lambda r: results[r][1])
-    pairs = results[best][0]
+    pairs, _, one_way = results[best]
     if args.restarts > 1:
         log.info("kept seed %d (the highest mean CSLS score)", args.seed + best)
-    with AtomicWriter(args.output) as out:
-        for source, target, score in pairs:
-            out.write(f"{source}\t{target}\t{score:.4f}\n")
+    write_pairs(args.output, pairs)
     log.info("%d word pairs written to %s", len(pairs), args.output)
+    if args.one_way:
+        for direction, nearest in one_way.items():
+            write_pairs(f"{args.one_way}.{direction}.tsv", nearest)
+            log.info("%s: %d words and their nearest neighbours written to %s.%s.tsv",
+                     direction, len(nearest), args.one_way, direction)
 
 
 if __name__ == "__main__":

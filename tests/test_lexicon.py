@@ -90,6 +90,27 @@ def test_restarts_keep_the_lexicon_with_the_highest_selection_score(ciphered):
     assert (root / "other.tsv").read_text() != kept  # the seeds do make other lexicons
 
 
+def test_one_way_lexicons_give_every_word_its_nearest_neighbour(ciphered):
+    root = ciphered[0]
+    small = ["--src", root / "en.txt", "--src-lang", "en", "--tgt", root / "xx.txt",
+             "--dim", "50", "--epochs", "2", "--max-vocab", "1000", "--csls-vocab", "1000",
+             "--iterations", "1", "--restarts", "1", "--output", root / "mutual.tsv"]
+    prep("induce_lexicon.py", *small, "--tgt-lang", "fr", "--one-way", root / "one")
+    mutual = [tuple(line.split("\t")[:2]) for line in
+              (root / "mutual.tsv").read_text().splitlines()]
+    for direction, flip in (("en-fr", False), ("fr-en", True)):
+        rows = [line.split("\t") for line in
+                (root / f"one.{direction}.tsv").read_text().splitlines()]
+        words = [row[0] for row in rows]
+        assert len(words) == len(set(words))  # each word once, in the first column
+        pairs = {(row[1], row[0]) if flip else (row[0], row[1]) for row in rows}
+        assert set(mutual) <= pairs  # the mutual pairs are each side's nearest neighbours
+        assert len(rows) > len(mutual)  # and the one-way files translate more words
+    proc = prep("induce_lexicon.py", *small, "--tgt-lang", "en", "--one-way", root / "one",
+                check=False)
+    assert proc.returncode != 0 and "--one-way names its files by language" in proc.stderr
+
+
 def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
     """Tokenized before lower-casing: "file." inside a line is "file" and ".",
     as translate_words.py splits it, not one token no lookup ever asks for."""
