@@ -229,6 +229,11 @@ def main(argv=None):
     if args.one_way and args.src_lang == args.tgt_lang:
         raise InputError(f"--one-way names its files by language: give --src-lang and "
                          f"--tgt-lang different codes (both are {args.src_lang!r})")
+    one_way_files = [f"{args.one_way}.{a}-{b}.tsv" for a, b in
+                     ((args.src_lang, args.tgt_lang), (args.tgt_lang, args.src_lang))]
+    if args.one_way and args.output in one_way_files:
+        raise InputError(f"--output {args.output} is also a file of --one-way {args.one_way}: "
+                         "give either another name")
     src, tgt = tokenized(args.src, args.src_lang), tokenized(args.tgt, args.tgt_lang)
     log.info("%s: %d lines, %s: %d lines; %d-dimensional skip-gram vectors, %d epochs",
              args.src, len(src), args.tgt, len(tgt), args.dim, args.epochs)

@@ -109,6 +109,9 @@ def test_one_way_lexicons_give_every_word_its_nearest_neighbour(ciphered):
     proc = prep("induce_lexicon.py", *small, "--tgt-lang", "en", "--one-way", root / "one",
                 check=False)
     assert proc.returncode != 0 and "--one-way names its files by language" in proc.stderr
+    proc = prep("induce_lexicon.py", *small[:-2], "--output", root / "one.en-fr.tsv",
+                "--tgt-lang", "fr", "--one-way", root / "one", check=False)
+    assert proc.returncode != 0 and "is also a file of --one-way" in proc.stderr
 
 
 def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
