@@ -8,7 +8,8 @@
 #      fairseq-generate (beam GEN_BEAM), a new slice of the text every round
 #      (GEN_ENGINE=ctranslate2: from round 2, the CTranslate2 export of the
 #      models, int8 by default, about 3.5x faster on a CPU);
-#      with LEXICON (data-prep/induce_lexicon.py, L1 words then L2 words)
+#      with LEXICON (data-prep/induce_lexicon.py, L1 words then L2 words,
+#      or the PREFIX of its --one-way files PREFIX.L1-L2.tsv and PREFIX.L2-L1.tsv)
 #      round 0 is word-by-word translation with it instead
 #      (data-prep/translate_words.py; SPM_MODEL, the sentencepiece model of
 #      MONO_PREFIX, joins and splits the pieces), as in Lample et al. (2018);
@@ -49,7 +50,8 @@ LR=${LR:-0.0001}
 WARMUP=${WARMUP:-100}
 TEST_SUBSET=${TEST_SUBSET:-test}
 MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
-LEXICON=${LEXICON:-}                       # round 0: word by word with this lexicon
+LEXICON=${LEXICON:-}                       # round 0: word by word with this lexicon, or
+                                           # with induce_lexicon.py's --one-way PREFIX
 SPM_MODEL=${SPM_MODEL:-}                   # with LEXICON: the model of MONO_PREFIX
 MIN_SCORE=${MIN_SCORE-0.1}                 # with LEXICON: weaker word pairs stay untranslated
                                            # (MIN_SCORE= : every pair of the lexicon)
@@ -64,8 +66,20 @@ for lang in "$L1" "$L2"; do
 done
 [ -f "$PRETRAINED" ] || { echo "error: PRETRAINED=$PRETRAINED: no such file" >&2; exit 1; }
 [ -f "$DATA_BIN/dict.txt" ] || { echo "error: $DATA_BIN/dict.txt: no such file" >&2; exit 1; }
+lexicon_file() {  # src, tgt: the lexicon file and whether it is read reversed
+    if [ -f "$LEXICON" ]; then
+        echo "$LEXICON $([ "$1" = "$L2" ] && echo --reverse)"
+    else
+        echo "$LEXICON.$1-$2.tsv"
+    fi
+}
 if [ -n "$LEXICON" ]; then
-    [ -s "$LEXICON" ] || { echo "error: LEXICON=$LEXICON is missing or empty (make it with data-prep/induce_lexicon.py)" >&2; exit 1; }
+    if [ ! -f "$LEXICON" ]; then
+        for direction in "$L1-$L2" "$L2-$L1"; do
+            [ -s "$LEXICON.$direction.tsv" ] || { echo "error: LEXICON=$LEXICON is neither a lexicon file nor the --one-way prefix of one: $LEXICON.$direction.tsv is missing or empty (make them with data-prep/induce_lexicon.py)" >&2; exit 1; }
+        done
+    fi
+    [ -s "$(lexicon_file "$L1" "$L2" | cut -d' ' -f1)" ] || { echo "error: LEXICON=$LEXICON is empty (make it with data-prep/induce_lexicon.py)" >&2; exit 1; }
     [ -f "$SPM_MODEL" ] || { echo "error: LEXICON needs SPM_MODEL, the sentencepiece model of MONO_PREFIX (got '$SPM_MODEL')" >&2; exit 1; }
 fi
 mkdir -p "$WORK_DIR"
@@ -81,9 +95,9 @@ done_already() { grep -q "^$1	$2	" "$results"; }
 
 translate_words() {  # src, tgt, then translate_words.py's options: word by word with LEXICON
     local options=()
-    [ "$1" = "$L2" ] && options+=(--reverse)
+    read -ra options <<< "$(lexicon_file "$1" "$2")"
     [ -n "$MIN_SCORE" ] && options+=(--min-score "$MIN_SCORE")
-    python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON" "${options[@]}" \
+    python "$PREP_DIR/translate_words.py" --lexicon "${options[@]}" \
         --src-lang "$1" --tgt-lang "$2" "${@:3}"
 }
 

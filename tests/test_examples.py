@@ -214,6 +214,36 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     assert len((out / "results.tsv").read_text().splitlines()) == 7
 
 
+def test_offline_recipe_reads_one_way_lexicons_by_prefix(quickstart, tmp_path):
+    """LEXICON=PREFIX (induce_lexicon.py --one-way): each direction's round 0
+    reads its own file, PREFIX.SRC-TGT.tsv, not reversed."""
+    work, _ = quickstart
+    lexicon = tmp_path / "one"
+    write(tmp_path / "one.en-fr.tsv", ["the\tla\t0.4", "select\tsélectionnez\t0.4"])
+    write(tmp_path / "one.fr-en.tsv", ["le\tthe\t0.3", "la\tthe\t0.3", "les\tthe\t0.3"])
+    out = tmp_path / "offline"
+    variables = dict(DATA_BIN=work / "data-bin", MONO_PREFIX=work / "spm/mono",
+                     PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
+                     REFERENCE_PREFIX=REPO / "examples/data/test", WORK_DIR=out, ROUNDS=0,
+                     NUM_GPUS=0, LEXICON=lexicon, SPM_MODEL=work / "spm.model")
+    bash("unsup_nmt_offline.sh", **variables)
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        expected = subprocess.run(
+            ["python", "data-prep/translate_words.py",
+             "--lexicon", tmp_path / f"one.{src}-{tgt}.tsv", "--min-score", "0.1",
+             "--src-lang", src, "--tgt-lang", tgt, "--input", REPO / f"examples/data/test.{src}"],
+            cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
+        assert (out / f"round0.test.{src}-{tgt}.txt").read_text() == expected
+    fr_en = (out / "round0.test.fr-en.txt").read_text()
+    assert " le " not in f" {fr_en.lower()} " and " les " not in f" {fr_en.lower()} "
+    (tmp_path / "one.fr-en.tsv").unlink()
+    proc = subprocess.run(["bash", "examples/unsup_nmt_offline.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "WORK_DIR": str(tmp_path / "again")},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "one.fr-en.tsv is missing or empty" in proc.stderr
+
+
 def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path):
     """LEXICON: round 0 is word-by-word translation of the test set, and
     round 1 trains on word-by-word translations of the monolingual slice;
