@@ -66,20 +66,14 @@ for lang in "$L1" "$L2"; do
 done
 [ -f "$PRETRAINED" ] || { echo "error: PRETRAINED=$PRETRAINED: no such file" >&2; exit 1; }
 [ -f "$DATA_BIN/dict.txt" ] || { echo "error: $DATA_BIN/dict.txt: no such file" >&2; exit 1; }
-lexicon_file() {  # src, tgt: the lexicon file and whether it is read reversed
-    if [ -f "$LEXICON" ]; then
-        echo "$LEXICON $([ "$1" = "$L2" ] && echo --reverse)"
-    else
-        echo "$LEXICON.$1-$2.tsv"
-    fi
-}
 if [ -n "$LEXICON" ]; then
-    if [ ! -f "$LEXICON" ]; then
+    if [ -f "$LEXICON" ]; then
+        [ -s "$LEXICON" ] || { echo "error: LEXICON=$LEXICON is empty (make it with data-prep/induce_lexicon.py)" >&2; exit 1; }
+    else
         for direction in "$L1-$L2" "$L2-$L1"; do
             [ -s "$LEXICON.$direction.tsv" ] || { echo "error: LEXICON=$LEXICON is neither a lexicon file nor the --one-way prefix of one: $LEXICON.$direction.tsv is missing or empty (make them with data-prep/induce_lexicon.py)" >&2; exit 1; }
         done
     fi
-    [ -s "$(lexicon_file "$L1" "$L2" | cut -d' ' -f1)" ] || { echo "error: LEXICON=$LEXICON is empty (make it with data-prep/induce_lexicon.py)" >&2; exit 1; }
     [ -f "$SPM_MODEL" ] || { echo "error: LEXICON needs SPM_MODEL, the sentencepiece model of MONO_PREFIX (got '$SPM_MODEL')" >&2; exit 1; }
 fi
 mkdir -p "$WORK_DIR"
@@ -94,10 +88,13 @@ checkpoint() {  # the model of direction $2 after round $1
 done_already() { grep -q "^$1	$2	" "$results"; }
 
 translate_words() {  # src, tgt, then translate_words.py's options: word by word with LEXICON
-    local options=()
-    read -ra options <<< "$(lexicon_file "$1" "$2")"
+    local options=(--lexicon "$LEXICON.$1-$2.tsv")  # induce_lexicon.py --one-way
+    if [ -f "$LEXICON" ]; then  # mutual pairs, L1 words first
+        options=(--lexicon "$LEXICON")
+        [ "$1" = "$L2" ] && options+=(--reverse)
+    fi
     [ -n "$MIN_SCORE" ] && options+=(--min-score "$MIN_SCORE")
-    python "$PREP_DIR/translate_words.py" --lexicon "${options[@]}" \
+    python "$PREP_DIR/translate_words.py" "${options[@]}" \
         --src-lang "$1" --tgt-lang "$2" "${@:3}"
 }
 
