@@ -217,6 +217,17 @@ def write_pairs(path, pairs):
             out.write(f"{source}\t{target}\t{score:.4f}\n")
 
 
+def check_one_way(args):
+    """--one-way's files need two language codes and must not be --output."""
+    if args.src_lang == args.tgt_lang:
+        raise InputError(f"--one-way names its files by language: give --src-lang and "
+                         f"--tgt-lang different codes (both are {args.src_lang!r})")
+    for a, b in ((args.src_lang, args.tgt_lang), (args.tgt_lang, args.src_lang)):
+        if args.output == f"{args.one_way}.{a}-{b}.tsv":
+            raise InputError(f"--output {args.output} is also a file of --one-way "
+                             f"{args.one_way}: give either another name")
+
+
 def main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("gensim").setLevel(logging.WARNING)  # one line per second otherwise
@@ -226,14 +237,8 @@ def main(argv=None):
         raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
     if args.restarts < 1:
         raise InputError(f"--restarts {args.restarts}: give 1 or more")
-    if args.one_way and args.src_lang == args.tgt_lang:
-        raise InputError(f"--one-way names its files by language: give --src-lang and "
-                         f"--tgt-lang different codes (both are {args.src_lang!r})")
-    one_way_files = [f"{args.one_way}.{a}-{b}.tsv" for a, b in
-                     ((args.src_lang, args.tgt_lang), (args.tgt_lang, args.src_lang))]
-    if args.one_way and args.output in one_way_files:
-        raise InputError(f"--output {args.output} is also a file of --one-way {args.one_way}: "
-                         "give either another name")
+    if args.one_way:
+        check_one_way(args)
     src, tgt = tokenized(args.src, args.src_lang), tokenized(args.tgt, args.tgt_lang)
     log.info("%s: %d lines, %s: %d lines; %d-dimensional skip-gram vectors, %d epochs",
              args.src, len(src), args.tgt, len(tgt), args.dim, args.epochs)

@@ -9,9 +9,9 @@ ignored) is replaced by its translation, written with the token's
 capitalisation; any other token (names, numbers, punctuation, words the
 lexicon does not know) is copied; the line is then Moses-detokenised. A word
 whose translation is itself (``LibreOffice``, ``PDF``) keeps its spelling.
-``--reverse`` uses the lexicon from its second column to its first. This is the first model of
-unsupervised translation in Lample et al. (2018): no reordering, no
-context, but no parallel text either.
+``--reverse`` uses the lexicon from its second column to its first. This
+is the first model of unsupervised translation in Lample et al. (2018): no
+reordering, no context, but no parallel text either.
 
 With ``--spm-model`` the input and output are sentencepiece pieces (the
 form examples/unsup_nmt_offline.sh works in): pieces are joined into text
