@@ -10,6 +10,11 @@ placeholders as words were taken out, the model lost or invented one and
 no order can be trusted: that line of --fallback (the unmasked word-by-word
 translation) is written instead, and the count of such lines is reported
 on stderr.
+
+With ``--nbest N`` --input holds N hypotheses for each line, best first
+(fairseq-generate --nbest N, its D- lines in order), and the first that
+kept every placeholder is used; the count of lines that took a later one
+is reported too.
 """
 
 import argparse
@@ -25,8 +30,13 @@ def parse_args(argv=None):
     parser.add_argument("--placeholder", required=True, help="the symbol used there")
     parser.add_argument("--fallback", required=True,
                         help="the line to write where the placeholders do not match")
+    parser.add_argument("--nbest", type=int, default=1,
+                        help="hypotheses per line in --input, best first (default: 1)")
     parser.add_argument("--output", default="-", help="output file (default: stdout)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.nbest < 1:
+        parser.error(f"--nbest {args.nbest}: give 1 or more")
+    return args
 
 
 def restore(line, words, placeholder):
@@ -40,21 +50,36 @@ def restore(line, words, placeholder):
     return "".join(out)
 
 
+def first_restored(hypotheses, words, placeholder):
+    """(the first of ``hypotheses`` restored, its rank); (None, None) if none keeps them all."""
+    for rank, line in enumerate(hypotheses):
+        restored = restore(line, words, placeholder)
+        if restored is not None:
+            return restored, rank
+    return None, None
+
+
 def main(argv=None):
     args = parse_args(argv)
-    files = [list(read_lines(path)) for path in (args.input, args.masked, args.fallback)]
-    if len({len(lines) for lines in files}) != 1:
-        counts = ", ".join(str(len(lines)) for lines in files)
-        raise InputError(f"--input, --masked and --fallback have {counts} lines: they must "
-                         "be the same text, line for line")
-    fell_back = 0
+    hypotheses, masked, fallback = (list(read_lines(path))
+                                    for path in (args.input, args.masked, args.fallback))
+    if len(hypotheses) != args.nbest * len(masked) or len(masked) != len(fallback):
+        raise InputError(f"--input, --masked and --fallback have {len(hypotheses)}, "
+                         f"{len(masked)}, {len(fallback)} lines: they must be the same text, "
+                         f"line for line, with --nbest {args.nbest} lines of --input for each")
+    fell_back = later = 0
     with AtomicWriter(args.output) as out:
-        for line, masked, fallback in zip(*files):
-            restored = restore(line, masked.split("\t") if masked else [], args.placeholder)
+        for i, (words, default) in enumerate(zip(masked, fallback)):
+            n_best = hypotheses[i * args.nbest:(i + 1) * args.nbest]
+            restored, rank = first_restored(n_best, words.split("\t") if words else [],
+                                            args.placeholder)
             if restored is None:
-                restored, fell_back = fallback, fell_back + 1
+                restored, fell_back = default, fell_back + 1
+            later += bool(rank)
             out.write(restored + "\n")
-    print(f"{fell_back} of {len(files[0])} lines fell back to --fallback", file=sys.stderr)
+    print(f"{fell_back} of {len(masked)} lines fell back to --fallback", file=sys.stderr)
+    if args.nbest > 1:
+        print(f"{later} lines took a hypothesis after the first", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,54 @@ def test_placeholders_stand_for_unknown_words_and_are_restored_in_order(tmp_path
     assert proc.returncode == 2 and "--placeholder and --masked go together" in proc.stderr
 
 
+def test_restoring_from_an_n_best_list_takes_the_first_hypothesis_that_kept_the_placeholders(
+        tmp_path):
+    write(tmp_path / "masked", ["notes", "", "a\tb"])
+    write(tmp_path / "fallback", ["F1", "F2", "F3"])
+    # two hypotheses a line, best first: line 1's best lost its placeholder, line 3's both did
+    write(tmp_path / "nbest", ["Ouvrir le fichier.", "Ouvrir le ~ fichier.", "le fichier",
+                               "le ~ fichier", "x", "y ~"])
+    args = ["--masked", tmp_path / "masked", "--placeholder", "~", "--fallback",
+            tmp_path / "fallback"]
+    proc = prep("restore_placeholders.py", "--input", tmp_path / "nbest", "--nbest", "2",
+                *args, "--output", tmp_path / "out")
+    assert (tmp_path / "out").read_text().splitlines() == [
+        "Ouvrir le notes fichier.", "le fichier", "F3"]
+    assert "1 of 3 lines fell back" in proc.stderr
+    assert "1 lines took a hypothesis after the first" in proc.stderr
+    proc = prep("restore_placeholders.py", "--input", tmp_path / "nbest", *args, check=False)
+    assert proc.returncode == 1 and "with --nbest 1 lines of --input for each" in proc.stderr
+
+
+def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_match(tmp_path):
+    lexicon = tmp_path / "one.en-fr.tsv"
+    write(lexicon, ["the\tle\t0.5", "file\tfichier\t0.4", "open\touvrir\t0.05"])
+    write(tmp_path / "mono.en", ["Open the notes file.", "the file", "", "notes on the file",
+                                 "the file"])
+    # what a model's French came back as: line 2 gained a placeholder, line 5 is empty
+    write(tmp_path / "back.en", ["Open those ~ of file.", "the ~ file", "", "~ of the file",
+                                 ""])
+    args = ["--input", tmp_path / "mono.en", "--back", tmp_path / "back.en", "--lexicon",
+            lexicon, "--lang", "en", "--placeholder", "~", "--noisy-suffix", "nen",
+            "--clean-suffix", "en"]
+    proc = prep("round_trip_pairs.py", *args, "--output", tmp_path / "a")
+    assert (tmp_path / "a.nen").read_text().splitlines() == ["Open those ~ of file.",
+                                                             "~ of the file"]
+    # the clean side: one placeholder for each run of words the lexicon lacks ("notes on")
+    assert (tmp_path / "a.en").read_text().splitlines() == ["Open the ~ file.", "~ the file"]
+    assert "2 of 5 lines kept" in proc.stderr
+    # --min-score masks what translate_words.py left out: "Open" too, so line 1 no longer matches
+    prep("round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
+    assert (tmp_path / "b.en").read_text().splitlines() == ["~ the file"]
+    back = args.index("--back") + 1
+    for lines, error in ((["x"], "--input has 5 lines, --back 1"),
+                         (["~ and ~"] * 5, "no line has as many placeholders")):
+        write(tmp_path / "other.en", lines)
+        args[back] = tmp_path / "other.en"
+        proc = prep("round_trip_pairs.py", *args, "--output", tmp_path / "c", check=False)
+        assert proc.returncode == 1 and error in proc.stderr
+
+
 def test_round_trip_pairs_make_word_by_word_mistakes_and_mask_what_the_lexicon_lacks(tmp_path):
     lexicon = tmp_path / "lexicon.tsv"
     # "the" -> "le" but "le" and "la" both -> "the": "la" comes back as "le", the gender mistake
