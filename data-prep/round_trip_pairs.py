@@ -36,7 +36,9 @@ def parse_args(argv=None):
                         help="--input translated into the other language and back, line for line")
     parser.add_argument("--lexicon", required=True,
                         help="the lexicon that translated --input on the way out "
-                        "(source<TAB>target[<TAB>score], source in --lang)")
+                        "(source<TAB>target[<TAB>score], as translate_words.py)")
+    parser.add_argument("--reverse", action="store_true",
+                        help="--input is in the lexicon's second column (as translate_words.py)")
     parser.add_argument("--min-score", type=float, default=None,
                         help="the --min-score used with it (as translate_words.py)")
     parser.add_argument("--lang", required=True, help="language of --input (Moses)")
@@ -50,7 +52,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    lexicon = read_lexicon(args.lexicon, min_score=args.min_score)
+    lexicon = read_lexicon(args.lexicon, args.reverse, args.min_score)
     # every word the lexicon knows translated to itself: the text, masked
     mask = WordTranslator({word: word for word in lexicon}, args.lang, args.lang,
                           args.placeholder)

@@ -228,6 +228,14 @@ def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_m
     # --min-score masks what translate_words.py left out: "Open" too, so line 1 no longer matches
     prep("round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
     assert (tmp_path / "b.en").read_text().splitlines() == ["~ the file"]
+    # French input masked by the lexicon's second column, where "le" and "fichier" are known
+    write(tmp_path / "mono.fr", ["le fichier notes", "x", "", "fichier", "x"])
+    write(tmp_path / "back.fr", ["the file ~", "x", "", "file", "~"])
+    fr = list(args)
+    fr[fr.index("--input") + 1], fr[fr.index("--back") + 1] = (tmp_path / "mono.fr",
+                                                               tmp_path / "back.fr")
+    prep("round_trip_pairs.py", *fr, "--output", tmp_path / "f", "--reverse", "--lang", "fr")
+    assert (tmp_path / "f.en").read_text().splitlines() == ["le fichier ~", "fichier", "~"]
     back = args.index("--back") + 1
     for lines, error in ((["x"], "--input has 5 lines, --back 1"),
                          (["~ and ~"] * 5, "no line has as many placeholders")):
