@@ -1,5 +1,5 @@
-"""One row per round of examples/unsup_nmt_offline.sh, in the columns of
-docs/unsupervised.csv, with what BLEU alone does not show.
+"""One row per round of examples/unsup_nmt_offline.sh (or unsup_repair.sh), in
+the columns of docs/unsupervised.csv, with what BLEU alone does not show.
 
     python -m studies.unsup_rounds --work-dir work/unsup-offline --langs en,fr \\
         --reference-prefix SHARED/para/en-fr/test --system wbw_then_bt --updates-per-round 2000
@@ -40,7 +40,10 @@ def parse_args(argv=None):
     parser.add_argument("--subset", default="test", help="the recipe's TEST_SUBSET")
     parser.add_argument("--system", default="offline_bt", help="the csv's system column")
     parser.add_argument("--updates-per-round", type=int, required=True,
-                        help="the recipe's MAX_UPDATE")
+                        help="the recipe's MAX_UPDATE (examples/unsup_repair.sh: UPDATES)")
+    parser.add_argument("--first-round-updates", type=int, default=None,
+                        help="round 1's updates where they differ (examples/unsup_repair.sh: "
+                        "FIRST_UPDATES)")
     parser.add_argument("--output", default=None, help="default: WORK_DIR/rounds.csv")
     args = parser.parse_args(argv)
     args.langs = args.langs.split(",")
@@ -74,8 +77,10 @@ def target_share(path, lang):
 def round_row(args, results, round_):
     work = Path(args.work_dir)
     l1, l2 = args.langs
-    row = {"system": args.system, "round": round_,
-           "updates": round_ * args.updates_per_round, "minutes": 0}
+    first = args.updates_per_round if args.first_round_updates is None \
+        else args.first_round_updates
+    updates = 0 if round_ == 0 else first + (round_ - 1) * args.updates_per_round
+    row = {"system": args.system, "round": round_, "updates": updates, "minutes": 0}
     for src, tgt in ((l1, l2), (l2, l1)):
         bleu, chrf, minutes = results[(round_, f"{src}-{tgt}")]
         output = work / f"round{round_}.{args.subset}.{src}-{tgt}.txt"

@@ -317,3 +317,68 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
     vocabulary = {line.split()[0] for line in (tmp_path / "bin/dict.txt").open()}
     assert {piece for line in synthetic for piece in line.split()} <= vocabulary
     assert "translated 20 sentences" in (out / "round2/gen-fr-en/translate.log").read_text()
+
+
+def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
+    """examples/unsup_repair.sh, shrunken: round 0 is word by word; round 1
+    trains on round trips through the lexicon, round 2 on round trips through
+    round 1's model, from its checkpoint; a row per round in rounds.csv; a
+    second run redoes nothing."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "fr"):
+        lines = (REPO / f"examples/data/mono.{lang}").read_text().splitlines()
+        write(raw / f"mono.{lang}", lines[:200])
+        for split in ("test", "valid"):
+            lines = (REPO / f"examples/data/{split}.{lang}").read_text().splitlines()
+            write(raw / f"{split}.{lang}", lines[:12])
+    write(tmp_path / "one.en-fr.tsv", ["the\tla\t0.4", "select\tsélectionnez\t0.4",
+                                       "file\tfichier\t0.3", "click\tcliquez\t0.05"])
+    write(tmp_path / "one.fr-en.tsv", ["le\tthe\t0.3", "la\tthe\t0.3", "les\tthe\t0.3",
+                                       "fichier\tfile\t0.3", "de\tof\t0.01"])
+    out = tmp_path / "repair"
+    model = ("--arch transformer --encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 "
+             "--decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
+             "--encoder-attention-heads 2 --decoder-attention-heads 2 --share-all-embeddings")
+    variables = dict(MONO_PREFIX=raw / "mono", LEXICON=tmp_path / "one", WORK_DIR=out,
+                     REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
+                     FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
+                     MODEL_ARGS=model)
+    log = bash("unsup_repair.sh", **variables)
+    for table in ("results", "valid"):
+        rows = [r.split("\t") for r in (out / f"{table}.tsv").read_text().splitlines()[1:]]
+        assert sorted((r[0], r[1]) for r in rows) == [
+            (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
+    # round 0: word by word, each direction with its own file and --min-score
+    for src, tgt, score in (("en", "fr", "0.1"), ("fr", "en", "0.05")):
+        expected = subprocess.run(
+            ["python", "data-prep/translate_words.py",
+             "--lexicon", tmp_path / f"one.{src}-{tgt}.tsv", "--min-score", score,
+             "--src-lang", src, "--tgt-lang", tgt, "--input", raw / f"test.{src}"],
+            cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
+        assert (out / f"round0.test.{src}-{tgt}.txt").read_text() == expected
+    # round 1 went there and back word by word; round 2 through round 1's model
+    assert "round 1: en text to fr word by word and back" in log
+    assert "round 2: en text to fr word by word, repaired by round 1's model" in log
+    round1, round2 = out / "round1", out / "round2"
+    assert (round1 / "model.en").read_text() == (round1 / "there.en").read_text()
+    there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
+    assert len(model) == len(there) == 200 and model != there
+    assert "round1/ckpt/checkpoint_last.pt" in (round2 / "train.log").read_text()
+    # each round's test output is scored as written, one line per reference line
+    for r in (1, 2):
+        hyp = out / f"round{r}.test.en-fr.txt"
+        assert len(hyp.read_text().splitlines()) == 12
+    with open(out / "rounds.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "4"), ("2", "6")]
+    assert rows[2]["p_en_fr"] and 0 <= float(rows[2]["share_fr"]) <= 1
+    assert "== rounds.csv: words_then_repair,2,6," in log
+    again = bash("unsup_repair.sh", **variables)
+    assert "training on" not in again and "word by word and back" not in again
+    assert len((out / "results.tsv").read_text().splitlines()) == 7
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "LEXICON": str(tmp_path / "none")},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "none.en-fr.tsv is missing or empty" in proc.stderr

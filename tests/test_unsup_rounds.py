@@ -46,6 +46,12 @@ def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work
     # round 0's en->fr output is mostly English words: no line counts as French
     assert float(rows[0]["share_fr"]) == 0 and float(rows[1]["share_fr"]) == 1
     assert float(rows[1]["share_en"]) == 1
+    # examples/unsup_repair.sh: round 1 trains longer than later rounds
+    unsup_rounds.main(["--work-dir", str(work), "--reference-prefix", str(work / "ref"),
+                       "--updates-per-round", "500", "--first-round-updates", "4000",
+                       "--output", str(work / "repair.csv")])
+    with open(work / "repair.csv", newline="") as f:
+        assert [r["updates"] for r in csv.DictReader(f)] == ["0", "4000"]
 
 
 def test_a_work_dir_without_results_is_named(tmp_path):

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Unsupervised translation by word-by-word translation repaired by a model of
+# the target language (Kim et al., 2018), with no parallel training text.
+#
+# Round 0 translates the test set word by word with LEXICON, the --one-way
+# PREFIX of data-prep/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv),
+# each run of words the lexicon lacks as a placeholder. Round r = 1..ROUNDS:
+#   1. repair pairs for each language from its monolingual text
+#      (data-prep/round_trip_pairs.py): each line next to its translation into
+#      the other language and back, word by word both ways in round 1
+#      (plus noise_words.py's shuffled and thinned copies), and in later rounds
+#      word by word there, repaired by the round r-1 model (fairseq-generate),
+#      and word by word back, so that the way back meets the other language as
+#      a model writes it;
+#   2. one model for both languages (fairseq's translation task, noisy ->
+#      clean) trains on them, round 1 from scratch (FIRST_UPDATES), later
+#      rounds from the last one (UPDATES);
+#   3. each direction's test set (and VALID_PREFIX's, to choose a round by):
+#      word by word with placeholders, repaired (beam BEAM, NBEST hypotheses),
+#      the placeholders restored (data-prep/restore_placeholders.py; a line
+#      that lost one falls back to word by word), scored with sacreBLEU.
+# Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes),
+# $WORK_DIR/valid.tsv (the same on the valid set) and, after each round,
+# $WORK_DIR/rounds.csv (python -m studies.unsup_rounds: the columns of
+# docs/unsupervised.csv, the paired bootstrap against word by word, the
+# output's language shares).
+# Interrupted? Run the same command again: finished steps are kept, and an
+# interrupted training resumes from its checkpoint_last.pt.
+set -euo pipefail
+source "$(dirname "$0")/usage.sh"  # --help
+
+MONO_PREFIX=${MONO_PREFIX:?set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 hold raw monolingual text}
+LEXICON=${LEXICON:?set LEXICON to the --one-way PREFIX of data-prep/induce_lexicon.py}
+REFERENCE_PREFIX=${REFERENCE_PREFIX:?set REFERENCE_PREFIX: REFERENCE_PREFIX.L1 and .L2 are the raw test text}
+VALID_PREFIX=${VALID_PREFIX:-}             # raw valid pairs, scored each round as well
+L1=${L1:-en}
+L2=${L2:-fr}
+WORK_DIR=${WORK_DIR:-work/unsup-repair}
+ROUNDS=${ROUNDS:-2}
+MIN_SCORE_L1_L2=${MIN_SCORE_L1_L2:-0.1}    # weaker word pairs L1->L2 stay untranslated
+MIN_SCORE_L2_L1=${MIN_SCORE_L2_L1:-0.05}
+SPM_VOCAB=${SPM_VOCAB:-8000}
+FIRST_UPDATES=${FIRST_UPDATES:-4000}       # round 1, from scratch
+UPDATES=${UPDATES:-500}                    # each later round
+MAX_TOKENS=${MAX_TOKENS:-4096}
+TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$MAX_TOKENS}
+LR=${LR:-0.0005}
+BEAM=${BEAM:-5}
+NBEST=${NBEST:-5}                          # hypotheses searched for the placeholders
+MODEL_ARGS=${MODEL_ARGS:---arch transformer --encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 --encoder-attention-heads 4 --decoder-attention-heads 4 --share-all-embeddings --dropout 0.1}
+SYSTEM=${SYSTEM:-words_then_repair}        # rounds.csv's system column
+
+source "$(dirname "$0")/common.sh"
+for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
+        "$LEXICON.$L1-$L2.tsv" "$LEXICON.$L2-$L1.tsv" \
+        ${VALID_PREFIX:+"$VALID_PREFIX.$L1" "$VALID_PREFIX.$L2"}; do
+    [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
+done
+(( NBEST <= BEAM )) || { echo "error: NBEST=$NBEST exceeds BEAM=$BEAM" >&2; exit 1; }
+mkdir -p "$WORK_DIR"
+W=$WORK_DIR P='~'  # the placeholder
+for table in results valid; do
+    [ -f "$W/$table.tsv" ] || printf 'round\tdirection\tBLEU\tchrF\tminutes\n' > "$W/$table.tsv"
+done
+minutes() {  # minutes of work so far, each direction's half (rounds.csv adds the two)
+    echo $(( $(cat "$W/seconds" 2>/dev/null || echo 0) / 120 ))
+}
+spent() {  # add the seconds since $1 to the work done
+    echo $(( $(cat "$W/seconds" 2>/dev/null || echo 0) + SECONDS - $1 )) > "$W/seconds"
+}
+
+min_score() { [ "$1" = "$L1" ] && echo "$MIN_SCORE_L1_L2" || echo "$MIN_SCORE_L2_L1"; }
+other() { [ "$1" = "$L1" ] && echo "$L2" || echo "$L1"; }
+words() {  # src, input, output: word by word into the other language, runs it lacks as ~
+    local tgt
+    tgt=$(other "$1")
+    python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON.$1-$tgt.tsv" \
+        --min-score "$(min_score "$1")" --src-lang "$1" --tgt-lang "$tgt" \
+        --input "$2" --output "$3" --placeholder "$P" --masked "$3.masked"
+}
+pieces() { python "$PREP_DIR/apply_subwords.py" --model "$W/spm.model" --input "$1" --output "$2"; }
+
+repair() {  # model, language, input (text with ~), output: the model's n-best, best first
+    local dir=$4.gen
+    rm -rf "$dir" && mkdir -p "$dir"
+    pieces "$3" "$dir/in.n$2"
+    cp "$dir/in.n$2" "$dir/in.$2"  # fairseq-preprocess needs a target side
+    fairseq-preprocess -s "n$2" -t "$2" --testpref "$dir/in" --srcdict "$W/dict.txt" \
+        --tgtdict "$W/dict.txt" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
+    # shellcheck disable=SC2046
+    fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "n$2" -t "$2" \
+        --path "$1" --beam "$BEAM" --nbest "${5:-1}" --batch-size 64 \
+        --required-batch-size-multiple 1 --post-process sentencepiece --max-len-a 1.2 \
+        --max-len-b 10 $(decode_device_args) > "$dir/generate.log" 2> "$dir/generate.err" \
+        || { tail -n 20 "$dir/generate.err" >&2; exit 1; }
+    grep -P '^D-[0-9]+\t' "$dir/generate.log" | sed 's/^D-//' | sort -s -n -k1,1 | cut -f3 \
+        > "$4"
+}
+
+subwords() {  # the joint sentencepiece model and its fairseq dictionary
+    [ -f "$W/dict.txt" ] && return
+    echo "== subwords: $SPM_VOCAB pieces over $MONO_PREFIX.{$L1,$L2}"
+    python "$PREP_DIR/learn_subwords.py" "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" \
+        --output "$W/spm" --vocab-size "$SPM_VOCAB" --threads 2 > "$W/spm.log" 2>&1
+    for lang in "$L1" "$L2"; do pieces "$MONO_PREFIX.$lang" "$W/mono.spm.$lang"; done
+    cat "$W/mono.spm.$L1" "$W/mono.spm.$L2" > "$W/mono.spm.all"
+    fairseq-preprocess --only-source --trainpref "$W/mono.spm.all" --destdir "$W/dict" \
+        --workers 2 > "$W/dict.log"
+    mv "$W/dict/dict.txt" "$W/dict.txt"
+}
+
+score() {  # round, src, split (test or valid), prefix: one row of results.tsv or valid.tsv
+    local round=$1 src=$2 split=$3 prefix=$4 tgt out scores row table=$W/results.tsv
+    tgt=$(other "$src")
+    [ "$split" = valid ] && table=$W/valid.tsv
+    grep -q "^$round	$src-$tgt	" "$table" && return
+    out=$W/round$round.$split.$src-$tgt.txt
+    [ -f "$W/words.$split.$src" ] || words "$src" "$prefix.$src" "$W/words.$split.$src"
+    [ -f "$W/plain.$split.$src" ] || python "$PREP_DIR/translate_words.py" \
+        --lexicon "$LEXICON.$src-$tgt.tsv" --min-score "$(min_score "$src")" --src-lang "$src" \
+        --tgt-lang "$tgt" --input "$prefix.$src" --output "$W/plain.$split.$src"
+    if [ "$round" -eq 0 ]; then
+        cp "$W/plain.$split.$src" "$out"
+    else
+        repair "$W/round$round/ckpt/checkpoint_last.pt" "$tgt" "$W/words.$split.$src" \
+            "$out.nbest" "$NBEST"
+        python "$PREP_DIR/restore_placeholders.py" --input "$out.nbest" --nbest "$NBEST" \
+            --masked "$W/words.$split.$src.masked" --placeholder "$P" \
+            --fallback "$W/plain.$split.$src" --output "$out" 2> "$out.restore.log"
+    fi
+    scores=$(sacrebleu "$prefix.$tgt" -i "$out" -m bleu chrf -w 2 -f text)
+    echo "== round $round $src->$tgt $split: $(cat "$out.restore.log" 2>/dev/null | tr '\n' ' ')"
+    echo "$scores"
+    row=$(bleu_chrf <<< "$scores")
+    printf '%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" "$row" "$(minutes)" >> "$table"
+}
+
+pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
+    local round=$1 lang=$2 dir=$W/round$1 other
+    other=$(other "$lang")
+    [ -f "$dir/pairs.$lang.clean" ] && return
+    words "$lang" "$MONO_PREFIX.$lang" "$dir/there.$lang"
+    if [ "$round" -eq 1 ]; then
+        echo "== round 1: $lang text to $other word by word and back"
+        cp "$dir/there.$lang" "$dir/model.$lang"
+    else
+        echo "== round $round: $lang text to $other word by word, repaired by round" \
+            "$(( round - 1 ))'s model, and back"
+        repair "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt" "$other" "$dir/there.$lang" \
+            "$dir/model.$lang"
+    fi
+    words "$other" "$dir/model.$lang" "$dir/back.$lang"
+    python "$PREP_DIR/round_trip_pairs.py" --input "$MONO_PREFIX.$lang" --back "$dir/back.$lang" \
+        --lexicon "$LEXICON.$lang-$other.tsv" --min-score "$(min_score "$lang")" \
+        --lang "$lang" --placeholder "$P" --output "$dir/rt" --noisy-suffix "n$lang" \
+        --clean-suffix "$lang"
+    pieces "$dir/rt.n$lang" "$dir/rt.spm.n$lang"
+    pieces "$dir/rt.$lang" "$dir/rt.spm.$lang"
+    if [ "$round" -eq 1 ]; then  # and shuffled, thinned copies of every line
+        python "$PREP_DIR/noise_words.py" --input "$MONO_PREFIX.$lang" --output "$dir/dae" \
+            --noisy-suffix "n$lang" --clean-suffix "$lang" --seed 1
+        pieces "$dir/dae.n$lang" "$dir/dae.spm.n$lang"
+        pieces "$dir/dae.$lang" "$dir/dae.spm.$lang"
+        cat "$dir/rt.spm.n$lang" "$dir/dae.spm.n$lang" > "$dir/pairs.$lang.noisy"
+        cat "$dir/rt.spm.$lang" "$dir/dae.spm.$lang" > "$dir/pairs.$lang.clean.tmp"
+    else  # the model's round trips twice, next to round 1's pairs
+        cat "$dir/rt.spm.n$lang" "$dir/rt.spm.n$lang" "$W/round1/pairs.$lang.noisy" \
+            > "$dir/pairs.$lang.noisy"
+        cat "$dir/rt.spm.$lang" "$dir/rt.spm.$lang" "$W/round1/pairs.$lang.clean" \
+            > "$dir/pairs.$lang.clean.tmp"
+    fi
+    mv "$dir/pairs.$lang.clean.tmp" "$dir/pairs.$lang.clean"
+}
+
+train() {  # round: the model of both languages, noisy -> clean
+    local round=$1 dir=$W/round$1 restore=() updates=$UPDATES
+    [ -f "$dir/ckpt/done" ] && return
+    if [ ! -d "$dir/bin" ]; then
+        for side in noisy clean; do
+            cat "$dir/pairs.$L1.$side" "$dir/pairs.$L2.$side" > "$dir/all.$side"
+            # a held-out slice of the pairs for fairseq's validation loss
+            tail -n 200 "$dir/all.$side" > "$dir/heldout.$side"
+            head -n -200 "$dir/all.$side" > "$dir/train.$side"
+        done
+        fairseq-preprocess -s noisy -t clean --trainpref "$dir/train" --validpref "$dir/heldout" \
+            --srcdict "$W/dict.txt" --tgtdict "$W/dict.txt" --destdir "$dir/bin.tmp" \
+            --workers 2 > "$dir/preprocess.log"
+        mv "$dir/bin.tmp" "$dir/bin"
+    fi
+    if [ "$round" -eq 1 ]; then
+        updates=$FIRST_UPDATES
+    elif [ ! -f "$dir/ckpt/checkpoint_last.pt" ]; then
+        restore=(--restore-file "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt"
+                 --reset-optimizer --reset-dataloader --reset-meters --reset-lr-scheduler)
+    fi
+    echo "== round $round: training on $(wc -l < "$dir/train.noisy") pairs, $updates updates"
+    # shellcheck disable=SC2086,SC2046
+    fairseq-train "$dir/bin" --user-dir "$USER_DIR" --task translation -s noisy -t clean \
+        $MODEL_ARGS --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
+        --optimizer adam --adam-betas '(0.9, 0.98)' --lr "$LR" --lr-scheduler inverse_sqrt \
+        --warmup-updates "$(( updates < 2000 ? updates / 2 : 500 ))" --max-tokens "$MAX_TOKENS" \
+        --max-update "$updates" --save-dir "$dir/ckpt" --no-epoch-checkpoints \
+        --save-interval-updates "$updates" --keep-interval-updates 1 --log-interval 50 \
+        --num-workers 0 --seed 1 "${restore[@]}" $(device_args) > "$dir/train.log" 2>&1 \
+        || { tail -n 20 "$dir/train.log" >&2; exit 1; }
+    grep -P '\| valid on' "$dir/train.log" | tail -n 1 || true
+    touch "$dir/ckpt/done"
+}
+
+score_round() {  # round: each direction on the test set, and on the valid set
+    for src in "$L1" "$L2"; do
+        score "$1" "$src" test "$REFERENCE_PREFIX"
+        [ -z "$VALID_PREFIX" ] || score "$1" "$src" valid "$VALID_PREFIX"
+    done
+    PYTHONPATH="$EXAMPLES_DIR/..${PYTHONPATH:+:$PYTHONPATH}" python -m studies.unsup_rounds \
+        --work-dir "$W" --langs "$L1,$L2" --reference-prefix "$REFERENCE_PREFIX" \
+        --system "$SYSTEM" --updates-per-round "$UPDATES" --first-round-updates "$FIRST_UPDATES" \
+        | tail -n 1 | sed 's/^/== rounds.csv: /'
+}
+
+start=$SECONDS
+subwords
+spent "$start"
+score_round 0
+for round in $(seq 1 "$ROUNDS"); do
+    mkdir -p "$W/round$round"
+    start=$SECONDS
+    pairs "$round" "$L1"
+    pairs "$round" "$L2"
+    train "$round"
+    spent "$start"
+    score_round "$round"
+done
+column -t -s $'\t' "$W/results.tsv"
+column -t -s , "$W/rounds.csv"
