@@ -29,6 +29,10 @@ def parse_args(argv=None):
     parser.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram",
                         help="sentencepiece model type")
     parser.add_argument("--max-lines-per-language", type=int, default=1_000_000)
+    parser.add_argument("--symbols", nargs="+", default=[],
+                        help="sentencepiece: symbols kept as pieces of their own wherever they "
+                        "are, whether or not the text has them (translate_words.py's "
+                        "--placeholder)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     return parser.parse_args(argv)
@@ -59,7 +63,7 @@ def learn_sentencepiece(lines, args):
         vocab_size=args.vocab_size, model_type=args.model_type,
         character_coverage=1.0, num_threads=args.threads, minloglevel=1,
         # fairseq adds its own <s> <pad> </s> <unk>; keep only unk here
-        bos_id=-1, eos_id=-1, unk_id=0,
+        bos_id=-1, eos_id=-1, unk_id=0, user_defined_symbols=args.symbols,
     )
     return args.output + ".model"
 

@@ -100,10 +100,17 @@ repair() {  # model, language, input (text with ~), output: the model's n-best, 
 subwords() {  # the joint sentencepiece model and its fairseq dictionary
     [ -f "$W/dict.txt" ] && return
     echo "== subwords: $SPM_VOCAB pieces over $MONO_PREFIX.{$L1,$L2}"
+    # the placeholder is a piece of its own, and in the dictionary, text or no text
     python "$PREP_DIR/learn_subwords.py" "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" \
-        --output "$W/spm" --vocab-size "$SPM_VOCAB" --threads 2 > "$W/spm.log" 2>&1
-    for lang in "$L1" "$L2"; do pieces "$MONO_PREFIX.$lang" "$W/mono.spm.$lang"; done
-    cat "$W/mono.spm.$L1" "$W/mono.spm.$L2" > "$W/mono.spm.all"
+        --output "$W/spm" --vocab-size "$SPM_VOCAB" --symbols "$P" --threads 2 \
+        > "$W/spm.log" 2>&1
+    echo "$P" > "$W/placeholder.txt"
+    rm -f "$W/mono.spm.all.tmp"
+    for name in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$W/placeholder.txt"; do
+        pieces "$name" "$W/pieces.tmp"
+        cat "$W/pieces.tmp" >> "$W/mono.spm.all.tmp"
+    done
+    mv "$W/mono.spm.all.tmp" "$W/mono.spm.all"
     fairseq-preprocess --only-source --trainpref "$W/mono.spm.all" --destdir "$W/dict" \
         --workers 2 > "$W/dict.log"
     mv "$W/dict/dict.txt" "$W/dict.txt"

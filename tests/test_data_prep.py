@@ -52,9 +52,22 @@ def subword_models(tmp_path_factory):
         write(root / f"mono.{lang}", lines)
     prep("learn_subwords.py", "--method", "sentencepiece", "--vocab-size", "600",
          "--output", root / "spm", root / "mono.en", root / "mono.fr")
+    prep("learn_subwords.py", "--method", "sentencepiece", "--vocab-size", "600",
+         "--symbols", "¤", "--output", root / "spm-symbols", root / "mono.en", root / "mono.fr")
     prep("learn_subwords.py", "--method", "bpe", "--vocab-size", "300",
          "--output", root / "bpe", root / "mono.en", root / "mono.fr")
     return root
+
+
+def test_symbols_are_pieces_of_their_own_where_the_text_never_has_them(subword_models):
+    root = subword_models
+    assert not any("¤" in (root / f"mono.{lang}").read_text() for lang in ("en", "fr"))
+    plain, symbols = (spm.SentencePieceProcessor(model_file=str(root / f"{name}.model"))
+                      for name in ("spm", "spm-symbols"))
+    assert plain.unk_id() in plain.encode("la ¤ fichier")
+    pieces = symbols.encode("la ¤ fichier¤", out_type=str)
+    assert pieces.count("¤") == 2 and symbols.unk_id() not in symbols.encode("la ¤ fichier")
+    assert symbols.decode(pieces) == "la ¤ fichier¤"
 
 
 def test_one_joint_sentencepiece_model_covers_both_languages(subword_models):

@@ -357,6 +357,9 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
              "--src-lang", src, "--tgt-lang", tgt, "--input", raw / f"test.{src}"],
             cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
         assert (out / f"round0.test.{src}-{tgt}.txt").read_text() == expected
+    # the placeholder, which the text never has, is a piece and a word of the dictionary
+    assert "~" not in (raw / "mono.en").read_text() + (raw / "mono.fr").read_text()
+    assert "~" in [line.split()[0] for line in (out / "dict.txt").read_text().splitlines()]
     # round 1 went there and back word by word; round 2 through round 1's model
     assert "round 1: en text to fr word by word and back" in log
     assert "round 2: en text to fr word by word, repaired by round 1's model" in log
