@@ -29,6 +29,10 @@ def parse_args(argv=None):
     parser.add_argument("--input", default="-", help="raw source text (default: stdin)")
     parser.add_argument("--output", default="-", help="translations (default: stdout)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (default: 5)")
+    parser.add_argument("--nbest", type=int, default=1,
+                        help="hypotheses written per line, best first, as fairseq-generate's "
+                        "--nbest: NBEST consecutive output lines for each input line "
+                        "(default: 1)")
     parser.add_argument("--batch-size", type=int, default=32,
                         help="sentences per batch (default: 32)")
     parser.add_argument("--max-len-a", type=float, default=1.5,
@@ -42,9 +46,13 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=0,
                         help="CPU threads for one translation (default: 0, all cores)")
     args = parser.parse_args(argv)
-    for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size)):
+    for flag, value in (("--beam", args.beam), ("--batch-size", args.batch_size),
+                        ("--nbest", args.nbest)):
         if value < 1:
             parser.error(f"{flag} must be at least 1, got {value}")
+    if args.nbest > args.beam:
+        parser.error(f"--nbest {args.nbest} exceeds --beam {args.beam}: the beam keeps "
+                     "at most --beam hypotheses")
     if not args.spm and not args.pieces:
         parser.error("give --spm, the sentencepiece model of training, or --pieces "
                      "if the input is already split into pieces")
@@ -68,17 +76,18 @@ def load(args):
     return translator, sentencepiece.SentencePieceProcessor(model_file=args.spm)
 
 
-def translate(translator, spm, lines, beam=5, batch_size=32, max_len_a=1.5, max_len_b=10):
+def translate(translator, spm, lines, beam=5, batch_size=32, max_len_a=1.5, max_len_b=10,
+              nbest=1):
     """Translations of ``lines``, in order (pieces in and out if ``spm`` is
-    None). Batches hold sentences of similar length; each batch's length
-    limit follows its longest source (with ``</s>``), as fairseq-generate's
-    does."""
+    None): ``nbest`` consecutive hypotheses for each line, best first.
+    Batches hold sentences of similar length; each batch's length limit
+    follows its longest source (with ``</s>``), as fairseq-generate's does."""
     if spm is None:
         pieces = [line.split() for line in lines]
     else:
         pieces = [spm.encode(line.strip(), out_type=str) for line in lines]
     order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
-    out = [""] * len(pieces)
+    out = [[""] * nbest for _ in pieces]
     for start in range(0, len(order), batch_size):
         batch = [i for i in order[start:start + batch_size] if pieces[i]]
         if not batch:
@@ -86,11 +95,13 @@ def translate(translator, spm, lines, beam=5, batch_size=32, max_len_a=1.5, max_
         longest = max(len(pieces[i]) for i in batch) + 1
         results = translator.translate_batch(
             [pieces[i] for i in batch], beam_size=beam, length_penalty=1.0,
-            max_decoding_length=int(math.floor(max_len_a * longest + max_len_b)))
+            max_decoding_length=int(math.floor(max_len_a * longest + max_len_b)),
+            num_hypotheses=nbest)
         for i, result in zip(batch, results):
-            best = result.hypotheses[0]
-            out[i] = " ".join(best) if spm is None else spm.decode(best)
-    return out
+            hypotheses = list(result.hypotheses)
+            hypotheses += hypotheses[-1:] * (nbest - len(hypotheses))  # a beam short of nbest
+            out[i] = [" ".join(h) if spm is None else spm.decode(h) for h in hypotheses]
+    return [hypothesis for line in out for hypothesis in line]
 
 
 def main(argv=None):
@@ -101,7 +112,7 @@ def main(argv=None):
         lines = source.read().splitlines()
     start = time.perf_counter()
     hypotheses = translate(translator, spm, lines, args.beam, args.batch_size,
-                           args.max_len_a, args.max_len_b)
+                           args.max_len_a, args.max_len_b, args.nbest)
     seconds = time.perf_counter() - start
     target = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     with target:

@@ -9,7 +9,10 @@
 #      (data-prep/round_trip_pairs.py): each line next to its translation into
 #      the other language and back, word by word both ways in round 1
 #      (plus noise_words.py's shuffled and thinned copies), and in later rounds
-#      word by word there, repaired by the round r-1 model (fairseq-generate),
+#      word by word there, repaired by the round r-1 model (with
+#      fairseq-generate; GEN_ENGINE=ctranslate2 decodes every repair with
+#      CTranslate2 instead, int8 unless CT2_COMPUTE_TYPE says otherwise: the
+#      same valid BLEU, about 3x faster on a CPU),
 #      and word by word back, so that the way back meets the other language as
 #      a model writes it;
 #   2. one model for both languages (fairseq's translation task, noisy ->
@@ -49,6 +52,8 @@ BEAM=${BEAM:-5}
 NBEST=${NBEST:-5}                          # hypotheses searched for the placeholders
 MODEL_ARGS=${MODEL_ARGS:---arch transformer --encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 --encoder-attention-heads 4 --decoder-attention-heads 4 --share-all-embeddings --dropout 0.1}
 SYSTEM=${SYSTEM:-words_then_repair}        # rounds.csv's system column
+GEN_ENGINE=${GEN_ENGINE:-fairseq}          # or ctranslate2: every repair decoded by CTranslate2
+CT2_COMPUTE_TYPE=${CT2_COMPUTE_TYPE:-int8} # with ctranslate2: int8, float32, ...
 
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
@@ -57,6 +62,14 @@ for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFE
     [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
 done
 (( NBEST <= BEAM )) || { echo "error: NBEST=$NBEST exceeds BEAM=$BEAM" >&2; exit 1; }
+case $GEN_ENGINE in
+    fairseq) ;;
+    ctranslate2) python -c 'import ctranslate2' 2> /dev/null || {
+        echo "error: GEN_ENGINE=ctranslate2 needs CTranslate2: pip install -e '.[serve]'" >&2
+        exit 1; } ;;
+    *) echo "error: GEN_ENGINE=$GEN_ENGINE: choose fairseq (fairseq-generate) or ctranslate2" >&2
+       exit 1 ;;
+esac
 mkdir -p "$WORK_DIR"
 W=$WORK_DIR P='~'  # the placeholder
 for table in results valid; do
@@ -81,6 +94,7 @@ words() {  # src, input, output: word by word into the other language, runs it l
 pieces() { python "$PREP_DIR/apply_subwords.py" --model "$W/spm.model" --input "$1" --output "$2"; }
 
 repair() {  # model, language, input (text with ~), output: the model's n-best, best first
+    [ "$GEN_ENGINE" = ctranslate2 ] && { repair_ct2 "$@"; return; }
     local dir=$4.gen
     rm -rf "$dir" && mkdir -p "$dir"
     pieces "$3" "$dir/in.n$2"
@@ -95,6 +109,24 @@ repair() {  # model, language, input (text with ~), output: the model's n-best, 
         || { tail -n 20 "$dir/generate.err" >&2; exit 1; }
     grep -P '^D-[0-9]+\t' "$dir/generate.log" | sed 's/^D-//' | sort -s -n -k1,1 | cut -f3 \
         > "$4"
+}
+
+repair_ct2() {  # repair() with the model converted for CTranslate2 (once per checkpoint)
+    local ct2 device=cpu
+    ct2=$(dirname "$1")/ct2
+    [ "$NUM_GPUS" -eq 0 ] || device=cuda
+    if [ ! "$ct2/model.bin" -nt "$1" ]; then
+        rm -rf "$ct2" "$ct2.tmp"
+        ct2-fairseq-converter --model_path "$1" --data_dir "$(dirname "$1")/../bin" \
+            --source_lang noisy --target_lang clean --user_dir "$USER_DIR" \
+            --output_dir "$ct2.tmp" > "$ct2.log" 2>&1 || { tail -n 20 "$ct2.log" >&2; exit 1; }
+        mv "$ct2.tmp" "$ct2"
+    fi
+    python "$EXAMPLES_DIR/translate_ct2.py" --model "$ct2" --spm "$W/spm.model" --input "$3" \
+        --output "$4.tmp" --beam "$BEAM" --nbest "${5:-1}" --batch-size 64 --max-len-a 1.2 \
+        --max-len-b 10 --compute-type "$CT2_COMPUTE_TYPE" --device "$device" 2> "$4.log" \
+        || { tail -n 20 "$4.log" >&2; exit 1; }
+    mv "$4.tmp" "$4"
 }
 
 subwords() {  # the joint sentencepiece model and its fairseq dictionary

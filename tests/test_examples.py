@@ -321,9 +321,9 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
 
 def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     """examples/unsup_repair.sh, shrunken: round 0 is word by word; round 1
-    trains on round trips through the lexicon, round 2 on round trips through
-    round 1's model, from its checkpoint; a row per round in rounds.csv; a
-    second run redoes nothing."""
+    trains on round trips through the lexicon, round 2 (resumed, decoding with
+    CTranslate2) on round trips through round 1's model, from its checkpoint;
+    a row per round in rounds.csv; a second run redoes nothing."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -344,7 +344,13 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                      REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
                      FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
                      MODEL_ARGS=model)
-    log = bash("unsup_repair.sh", **variables)
+    # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
+    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 1})
+    assert not (out / "round1/ckpt/ct2").exists()
+    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2")
+    log += bash("unsup_repair.sh", **variables)
+    assert (out / "round1/ckpt/ct2/model.bin").is_file()  # round 2's round trips
+    assert (out / "round2/ckpt/ct2/model.bin").is_file()  # round 2's scores
     for table in ("results", "valid"):
         rows = [r.split("\t") for r in (out / f"{table}.tsv").read_text().splitlines()[1:]]
         assert sorted((r[0], r[1]) for r in rows) == [
@@ -385,3 +391,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                                "LEXICON": str(tmp_path / "none")},
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "none.en-fr.tsv is missing or empty" in proc.stderr
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "GEN_ENGINE": "marian"}, capture_output=True, text=True)
+    assert proc.returncode == 1 and "GEN_ENGINE=marian: choose fairseq" in proc.stderr

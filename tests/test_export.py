@@ -130,6 +130,31 @@ def test_ctranslate2_translate_script_turns_raw_text_into_raw_text(finetuned, ex
     assert "translated 3 sentences" in proc.stderr
 
 
+def test_ctranslate2_translate_script_writes_the_nbest_best_first(finetuned, exported,
+                                                                  tmp_path):
+    pytest.importorskip("ctranslate2",
+                        reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
+    source = tmp_path / "in.en"
+    source.write_text("Choose Edit - Copy.\n\nThis section contains information.\n")
+
+    def translate(nbest, beam=3):
+        return subprocess.run(
+            [sys.executable, "examples/translate_ct2.py", "--model", finetuned / "ct2",
+             "--spm", finetuned / "spm.model", "--input", source, "--compute-type", "float32",
+             "--beam", str(beam), "--nbest", str(nbest), "--threads", "1"],
+            cwd=REPO, env=cli_env(), capture_output=True, text=True)
+
+    best, three = translate(1), translate(3)
+    assert best.returncode == 0 and three.returncode == 0, three.stderr
+    best, three = best.stdout.splitlines(), three.stdout.splitlines()
+    assert len(best) == 3 and len(three) == 9  # three consecutive lines for each line
+    assert three[0::3] == best  # the first of each three is the 1-best
+    assert three[3:6] == ["", "", ""]  # an empty line gives empty hypotheses
+    assert len(set(three[0:3])) == 3 and len(set(three[6:9])) == 3  # distinct hypotheses
+    proc = translate(4, beam=2)
+    assert proc.returncode == 2 and "--nbest 4 exceeds --beam 2" in proc.stderr
+
+
 @pytest.mark.parametrize("cfg,message", [
     ({"task": {"_name": "masked_s2s"}, "model": {"arch": "transformer_mass"}},
      "pre-training checkpoint does not translate"),
