@@ -112,17 +112,28 @@ def test_ctranslate2_scores_fairseqs_hypotheses_alike(finetuned, exported, origi
         assert ct2_bits == pytest.approx(fairseq_bits, abs=2e-3), i
 
 
-def test_ctranslate2_translate_script_turns_raw_text_into_raw_text(finetuned, exported,
-                                                                   tmp_path):
+@pytest.fixture
+def three_lines(tmp_path):
+    """Raw English for translate_ct2.py, an empty line in the middle."""
     pytest.importorskip("ctranslate2",
                         reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
     source = tmp_path / "in.en"
     source.write_text("Choose Edit - Copy.\n\nThis section contains information.\n")
-    proc = subprocess.run(
+    return source
+
+
+def translate_ct2(finetuned, source, *flags):
+    """examples/translate_ct2.py on ``source`` with the fine-tuned model."""
+    return subprocess.run(
         [sys.executable, "examples/translate_ct2.py", "--model", finetuned / "ct2",
-         "--spm", finetuned / "spm.model", "--input", source, "--output", tmp_path / "out",
-         "--compute-type", "int8", "--beam", "2", "--threads", "1"],
+         "--spm", finetuned / "spm.model", "--input", source, "--threads", "1", *flags],
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
+
+
+def test_ctranslate2_translate_script_turns_raw_text_into_raw_text(finetuned, exported,
+                                                                   three_lines, tmp_path):
+    proc = translate_ct2(finetuned, three_lines, "--output", tmp_path / "out",
+                         "--compute-type", "int8", "--beam", "2")
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "out").read_text().split("\n")
     assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # one line per line
@@ -131,27 +142,16 @@ def test_ctranslate2_translate_script_turns_raw_text_into_raw_text(finetuned, ex
 
 
 def test_ctranslate2_translate_script_writes_the_nbest_best_first(finetuned, exported,
-                                                                  tmp_path):
-    pytest.importorskip("ctranslate2",
-                        reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
-    source = tmp_path / "in.en"
-    source.write_text("Choose Edit - Copy.\n\nThis section contains information.\n")
-
-    def translate(nbest, beam=3):
-        return subprocess.run(
-            [sys.executable, "examples/translate_ct2.py", "--model", finetuned / "ct2",
-             "--spm", finetuned / "spm.model", "--input", source, "--compute-type", "float32",
-             "--beam", str(beam), "--nbest", str(nbest), "--threads", "1"],
-            cwd=REPO, env=cli_env(), capture_output=True, text=True)
-
-    best, three = translate(1), translate(3)
+                                                                  three_lines):
+    best, three = (translate_ct2(finetuned, three_lines, "--compute-type", "float32",
+                                 "--beam", "3", "--nbest", n) for n in ("1", "3"))
     assert best.returncode == 0 and three.returncode == 0, three.stderr
     best, three = best.stdout.splitlines(), three.stdout.splitlines()
     assert len(best) == 3 and len(three) == 9  # three consecutive lines for each line
     assert three[0::3] == best  # the first of each three is the 1-best
     assert three[3:6] == ["", "", ""]  # an empty line gives empty hypotheses
     assert len(set(three[0:3])) == 3 and len(set(three[6:9])) == 3  # distinct hypotheses
-    proc = translate(4, beam=2)
+    proc = translate_ct2(finetuned, three_lines, "--beam", "2", "--nbest", "4")
     assert proc.returncode == 2 and "--nbest 4 exceeds --beam 2" in proc.stderr
 
 
