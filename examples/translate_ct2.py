@@ -7,7 +7,9 @@
 Raw lines in, detokenised lines out, one for one (an empty line gives an
 empty line): each line is split into pieces with the sentencepiece model of
 training, translated with beam search, and the pieces joined back, as
-fairseq-generate --post-process sentencepiece does. With ``--pieces`` the
+fairseq-generate --post-process sentencepiece does; ``--nbest N`` writes
+each line's N best hypotheses instead, on N consecutive lines, best first
+(what data-prep/restore_placeholders.py --nbest reads). With ``--pieces`` the
 input and output are space-separated sentencepiece pieces instead (as
 examples/unsup_nmt_offline.sh keeps its monolingual text) and ``--spm`` is
 not needed. Needs only ctranslate2 and sentencepiece (``pip install -e
