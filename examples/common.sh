@@ -33,6 +33,11 @@ decode_device_args() {
     if [ "$NUM_GPUS" -eq 0 ]; then echo "--cpu"; fi
 }
 
+# translate_ct2.py's --device: cuda where there is a GPU.
+ct2_device() {
+    if [ "$NUM_GPUS" -eq 0 ]; then echo cpu; else echo cuda; fi
+}
+
 # Decode with fairseq-generate, DATA_BIN and the options after it being its
 # arguments (--user-dir, --required-batch-size-multiple 1 and the device are
 # added), write the detokenized hypotheses in the order of the source to

@@ -135,7 +135,7 @@ ct2_translate() {  # model, src, tgt, dir: dir/pairs.tsv from dir/mono.src with 
         --ctranslate2 "$dir/ct2" > "$dir/export.log"
     # the same beam and length limit as fairseq-generate below, on a GPU where there is one
     python "$EXAMPLES_DIR/translate_ct2.py" --model "$dir/ct2" --pieces --beam "$GEN_BEAM" \
-        --device "$([ "$NUM_GPUS" -gt 0 ] && echo cuda || echo cpu)" \
+        --device "$(ct2_device)" \
         --batch-size "$GEN_BATCH" --max-len-a 1.3 --max-len-b 5 \
         --compute-type "$CT2_COMPUTE_TYPE" --input "$dir/mono.$src" \
         --output "$dir/synthetic.$tgt" 2> "$dir/translate.log"

@@ -112,9 +112,8 @@ repair() {  # model, language, input (text with ~), output: the model's n-best, 
 }
 
 repair_ct2() {  # repair() with the model converted for CTranslate2 (once per checkpoint)
-    local ct2 device=cpu
+    local ct2
     ct2=$(dirname "$1")/ct2
-    [ "$NUM_GPUS" -eq 0 ] || device=cuda
     if [ ! "$ct2/model.bin" -nt "$1" ]; then
         rm -rf "$ct2" "$ct2.tmp"
         ct2-fairseq-converter --model_path "$1" --data_dir "$(dirname "$1")/../bin" \
@@ -124,7 +123,7 @@ repair_ct2() {  # repair() with the model converted for CTranslate2 (once per ch
     fi
     python "$EXAMPLES_DIR/translate_ct2.py" --model "$ct2" --spm "$W/spm.model" --input "$3" \
         --output "$4.tmp" --beam "$BEAM" --nbest "${5:-1}" --batch-size 64 --max-len-a 1.2 \
-        --max-len-b 10 --compute-type "$CT2_COMPUTE_TYPE" --device "$device" 2> "$4.log" \
+        --max-len-b 10 --compute-type "$CT2_COMPUTE_TYPE" --device "$(ct2_device)" 2> "$4.log" \
         || { tail -n 20 "$4.log" >&2; exit 1; }
     mv "$4.tmp" "$4"
 }
