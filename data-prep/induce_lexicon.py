@@ -35,6 +35,14 @@ CSLS in the other language, as word-translation benchmarks retrieve it
 ``PREFIX.TGT-SRC.tsv`` for each target word, the word translated from in
 the first column (``translate_words.py`` without ``--reverse``), most
 frequent first. Each holds the mutual pairs.
+
+``--candidates K`` (with ``--one-way``) also writes each of those words' K
+nearest neighbours by CSLS, best first, one line each, as
+``PREFIX.SRC-TGT.candidates.tsv`` and ``PREFIX.TGT-SRC.candidates.tsv``:
+the nearest always, the others only where they have the word among their
+own K nearest too. translate_words.py ``--sample`` draws from them to make
+round trips that meet the lexicon's mistakes (``the`` -> ``le`` ->
+``a``), which its nearest neighbours alone never make.
 """
 
 import argparse
@@ -81,6 +89,10 @@ def parse_args(argv=None):
     parser.add_argument("--one-way", metavar="PREFIX",
                         help="also write each word's nearest neighbour in the other language, "
                              "one file per direction: PREFIX.SRC-TGT.tsv and PREFIX.TGT-SRC.tsv")
+    parser.add_argument("--candidates", type=int, default=0, metavar="K",
+                        help="with --one-way, also write each word's K nearest neighbours "
+                             "that have it among their K nearest too, best first: "
+                             "PREFIX.SRC-TGT.candidates.tsv (for translate_words.py --sample)")
     return parser.parse_args(argv)
 
 
@@ -167,6 +179,19 @@ def nearest_neighbours(scores):
             [(j, int(i), float(scores[i, j])) for j, i in enumerate(best_src)])
 
 
+def candidates(scores, k):
+    """(i, j, score) for each source i and each of its k best targets j (best
+    first) that has i among its own k best sources; the best target always;
+    then the same for each target j and its sources, as (j, i, score)."""
+    best_tgt = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    best_src = np.argsort(-scores, axis=0, kind="stable")[:k, :].T
+    forward = [(i, int(j), float(scores[i, j])) for i, row in enumerate(best_tgt)
+               for rank, j in enumerate(row) if rank == 0 or i in best_src[j]]
+    backward = [(j, int(i), float(scores[i, j])) for j, column in enumerate(best_src)
+                for rank, i in enumerate(column) if rank == 0 or j in best_tgt[i]]
+    return forward, backward
+
+
 def induce(x, y, seed_pairs, args, log):
     """Refine the seed dictionary; the last one, as (i, j, CSLS score), and
     the CSLS scores of the last map (source words x target words)."""
@@ -180,11 +205,14 @@ def induce(x, y, seed_pairs, args, log):
     return pairs, scores
 
 
-def word_pairs(pairs, from_words, to_words):
-    """(from word, to word, score) of index ``pairs``, in index order;
-    punctuation and numbers are left out (translate_words.py copies them)."""
-    return [(from_words[i], to_words[j], score) for i, j, score in sorted(pairs)
-            if HAS_LETTER.search(from_words[i]) and HAS_LETTER.search(to_words[j])]
+def word_pairs(pairs, from_words, to_words, any_target=False):
+    """(from word, to word, score) of index ``pairs``, in index order (pairs
+    of one word in the order given); punctuation and numbers are left out
+    (translate_words.py copies them), as targets too unless ``any_target``."""
+    return [(from_words[i], to_words[j], score)
+            for i, j, score in sorted(pairs, key=lambda pair: pair[0])
+            if HAS_LETTER.search(from_words[i])
+            and (any_target or HAS_LETTER.search(to_words[j]))]
 
 
 def lexicon(src, tgt, seed, args, log):
@@ -206,8 +234,18 @@ def lexicon(src, tgt, seed, args, log):
     log.info("seed %d: %d pairs, mean CSLS score of the first %d: %.4f",
              seed, len(pairs), len(frequent), selection)
     forward, backward = nearest_neighbours(scores) if args.one_way else ([], [])
-    one_way = {f"{args.src_lang}-{args.tgt_lang}": word_pairs(forward, src_words, tgt_words),
-               f"{args.tgt_lang}-{args.src_lang}": word_pairs(backward, tgt_words, src_words)}
+    there, back = f"{args.src_lang}-{args.tgt_lang}", f"{args.tgt_lang}-{args.src_lang}"
+    one_way = {there: word_pairs(forward, src_words, tgt_words),
+               back: word_pairs(backward, tgt_words, src_words)}
+    if args.one_way and args.candidates:
+        forward, backward = candidates(scores, args.candidates)
+        # the words of the one-way lexicons, each with its candidates of any kind
+        for direction, nearest, from_words, to_words in (
+                (there, forward, src_words, tgt_words), (back, backward, tgt_words, src_words)):
+            known = {word for word, _, _ in one_way[direction]}
+            one_way[f"{direction}.candidates"] = [
+                row for row in word_pairs(nearest, from_words, to_words, any_target=True)
+                if row[0] in known]
     return pairs, selection, one_way
 
 
@@ -237,6 +275,9 @@ def main(argv=None):
         raise InputError(f"--csls-vocab {args.csls_vocab} exceeds --max-vocab {args.max_vocab}")
     if args.restarts < 1:
         raise InputError(f"--restarts {args.restarts}: give 1 or more")
+    if args.candidates < 0 or (args.candidates and not args.one_way):
+        raise InputError(f"--candidates {args.candidates}: give a positive number of "
+                         "candidates, with --one-way PREFIX to name their files")
     if args.one_way:
         check_one_way(args)
     src, tgt = tokenized(args.src, args.src_lang), tokenized(args.tgt, args.tgt_lang)
@@ -252,8 +293,10 @@ def main(argv=None):
     if args.one_way:
         for direction, nearest in one_way.items():
             write_pairs(f"{args.one_way}.{direction}.tsv", nearest)
-            log.info("%s: %d words and their nearest neighbours written to %s.%s.tsv",
-                     direction, len(nearest), args.one_way, direction)
+            log.info("%s: %d words and their %s written to %s.%s.tsv", direction,
+                     len({word for word, _, _ in nearest}),
+                     "candidates" if direction.endswith("candidates") else "nearest neighbours",
+                     args.one_way, direction)
 
 
 if __name__ == "__main__":

@@ -22,10 +22,23 @@ does not know is written as one SYMBOL instead, and FILE gets, line for
 line, the runs replaced (tab-separated, in order), for a model trained on
 pairs from data-prep/lexicon_noise.py to leave them alone;
 data-prep/restore_placeholders.py puts them back into its output.
+
+With ``--sample CANDIDATES`` (induce_lexicon.py ``--candidates``) each of the
+``--sample-words`` most frequent words of CANDIDATES is translated, each
+time it occurs, by one of its candidates drawn at random, with probability
+proportional to exp(score / ``--temperature``); the other words as without
+it. This is for round trips (data-prep/round_trip_pairs.py) whose first leg
+stands for a human translation: "the" becomes "le" some of the time, and
+back word by word "a", as French "le" translated word by word at test time
+does; through the nearest neighbours alone it always comes back as "the".
+Whether a word is known (or a placeholder) is --lexicon's and
+--min-score's to say, as without it.
 """
 
 import argparse
+import math
 import os
+import random
 import re
 
 from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
@@ -52,7 +65,19 @@ def parse_args(argv=None):
                         help="with --placeholder: file for the runs replaced, one line per line")
     parser.add_argument("--input", default="-", help="input file (default: stdin)")
     parser.add_argument("--output", default="-", help="output file (default: stdout)")
+    parser.add_argument("--sample", metavar="CANDIDATES", default=None,
+                        help="draw the translations of the most frequent words at random from "
+                        "this file of induce_lexicon.py --candidates (for round trips)")
+    parser.add_argument("--sample-words", type=int, default=150,
+                        help="with --sample: how many of its words, most frequent first")
+    parser.add_argument("--temperature", type=float, default=0.3,
+                        help="with --sample: a candidate's probability is proportional to "
+                        "exp(score / temperature)")
+    parser.add_argument("--seed", type=int, default=1, help="with --sample: the random seed")
     args = parser.parse_args(argv)
+    if args.sample is not None and (args.sample_words < 1 or args.temperature <= 0):
+        parser.error(f"--sample-words {args.sample_words} --temperature {args.temperature}: "
+                     "give a positive number of words and a temperature above 0")
     if (args.placeholder is None) != (args.masked is None):
         parser.error("--placeholder and --masked go together: give both or neither")
     if args.placeholder is not None and (not args.placeholder or " " in args.placeholder
@@ -84,6 +109,28 @@ def read_lexicon(path, reverse=False, min_score=None):
         source, target = (fields[1], fields[0]) if reverse else (fields[0], fields[1])
         lexicon.setdefault(source.lower(), target)
     return lexicon
+
+
+def read_candidates(path, words, temperature):
+    """{word: (candidates, weights)} for the first ``words`` words of an
+    induce_lexicon.py --candidates file, each weight exp(score / temperature)."""
+    if not os.path.isfile(path):
+        raise InputError(f"--sample {path}: no such file (make one with "
+                         "data-prep/induce_lexicon.py --one-way PREFIX --candidates K)")
+    candidates = {}
+    for number, line in enumerate(read_lines(path), start=1):
+        fields = line.split("\t")
+        try:
+            word, target, score = fields[0].lower(), fields[1], float(fields[2])
+        except (IndexError, ValueError):
+            raise InputError(f"{path}, line {number}: expected word<TAB>candidate<TAB>score, "
+                             f"got {line!r}") from None
+        if word not in candidates and len(candidates) == words:
+            break
+        targets, weights = candidates.setdefault(word, ([], []))
+        targets.append(target)
+        weights.append(math.exp(score / temperature))
+    return candidates
 
 
 def with_case_of(token, word):
@@ -131,18 +178,42 @@ class WordTranslator:
         no letter or translates to itself; None if the lexicon lacks it."""
         if not HAS_LETTER.search(token):
             return token
-        translation = self.lexicon.get(token.lower())
+        translation = self.translation(token.lower())
         if translation is None:
             return None
         if translation.lower() == token.lower():
             return token
         return with_case_of(token, translation)
 
+    def translation(self, word):
+        return self.lexicon.get(word)
+
+
+class SamplingTranslator(WordTranslator):
+    """A WordTranslator whose words with ``candidates`` (read_candidates)
+    translate to one of them drawn at random, if the lexicon knows them."""
+
+    def __init__(self, lexicon, src_lang, tgt_lang, placeholder, candidates, seed):
+        super().__init__(lexicon, src_lang, tgt_lang, placeholder)
+        self.candidates = candidates
+        self.random = random.Random(seed)
+
+    def translation(self, word):
+        if word not in self.lexicon or word not in self.candidates:
+            return self.lexicon.get(word)
+        targets, weights = self.candidates[word]
+        return self.random.choices(targets, weights)[0]
+
 
 def main(argv=None):
     args = parse_args(argv)
-    translate = WordTranslator(read_lexicon(args.lexicon, args.reverse, args.min_score),
-                               args.src_lang, args.tgt_lang, args.placeholder)
+    lexicon = read_lexicon(args.lexicon, args.reverse, args.min_score)
+    if args.sample is None:
+        translate = WordTranslator(lexicon, args.src_lang, args.tgt_lang, args.placeholder)
+    else:
+        candidates = read_candidates(args.sample, args.sample_words, args.temperature)
+        translate = SamplingTranslator(lexicon, args.src_lang, args.tgt_lang, args.placeholder,
+                                       candidates, args.seed)
     if args.placeholder is not None:
         return write_masked(translate, args)
     spm = None

@@ -14,7 +14,11 @@
 #      CTranslate2 instead, int8 unless CT2_COMPUTE_TYPE says otherwise: the
 #      same valid BLEU, about 3x faster on a CPU),
 #      and word by word back, so that the way back meets the other language as
-#      a model writes it;
+#      a model writes it; later rounds also add round trips whose way there
+#      draws the SAMPLE_WORDS most frequent words' translations from the
+#      lexicon's candidates (LEXICON.L1-L2.candidates.tsv, induce_lexicon.py
+#      --candidates; translate_words.py --sample), so that "the" comes back
+#      as "a" where French "le" would (SAMPLE_WORDS=0: none);
 #   2. one model for both languages (fairseq's translation task, noisy ->
 #      clean) trains on them, round 1 from scratch (FIRST_UPDATES), later
 #      rounds from the last one (UPDATES);
@@ -54,12 +58,19 @@ MODEL_ARGS=${MODEL_ARGS:---arch transformer --encoder-layers 3 --decoder-layers 
 SYSTEM=${SYSTEM:-words_then_repair}        # rounds.csv's system column
 GEN_ENGINE=${GEN_ENGINE:-fairseq}          # or ctranslate2: every repair decoded by CTranslate2
 CT2_COMPUTE_TYPE=${CT2_COMPUTE_TYPE:-int8} # with ctranslate2: int8, float32, ...
+SAMPLE_WORDS=${SAMPLE_WORDS:-150}          # words drawn from the candidates from round 2 on
 
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
         "$LEXICON.$L1-$L2.tsv" "$LEXICON.$L2-$L1.tsv" \
         ${VALID_PREFIX:+"$VALID_PREFIX.$L1" "$VALID_PREFIX.$L2"}; do
     [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
+done
+for lang in "$L1-$L2" "$L2-$L1"; do
+    (( SAMPLE_WORDS == 0 || ROUNDS < 2 )) || [ -s "$LEXICON.$lang.candidates.tsv" ] || {
+        echo "error: $LEXICON.$lang.candidates.tsv is missing: make it with" \
+            "data-prep/induce_lexicon.py --one-way $LEXICON --candidates 5, or set" \
+            "SAMPLE_WORDS=0" >&2; exit 1; }
 done
 (( NBEST <= BEAM )) || { echo "error: NBEST=$NBEST exceeds BEAM=$BEAM" >&2; exit 1; }
 case $GEN_ENGINE in
@@ -84,12 +95,12 @@ spent() {  # add the seconds since $1 to the work done
 
 min_score() { [ "$1" = "$L1" ] && echo "$MIN_SCORE_L1_L2" || echo "$MIN_SCORE_L2_L1"; }
 other() { [ "$1" = "$L1" ] && echo "$L2" || echo "$L1"; }
-words() {  # src, input, output: word by word into the other language, runs it lacks as ~
-    local tgt
+words() {  # src, input, output[, option...]: word by word into the other language, runs it
+    local tgt    # lacks as ~; the options go to translate_words.py
     tgt=$(other "$1")
     python "$PREP_DIR/translate_words.py" --lexicon "$LEXICON.$1-$tgt.tsv" \
         --min-score "$(min_score "$1")" --src-lang "$1" --tgt-lang "$tgt" \
-        --input "$2" --output "$3" --placeholder "$P" --masked "$3.masked"
+        --input "$2" --output "$3" --placeholder "$P" --masked "$3.masked" "${@:4}"
 }
 pieces() { python "$PREP_DIR/apply_subwords.py" --model "$W/spm.model" --input "$1" --output "$2"; }
 
@@ -108,7 +119,8 @@ repair() {  # model, language, input (text with ~), output: the model's n-best, 
         --max-len-b 10 $(decode_device_args) > "$dir/generate.log" 2> "$dir/generate.err" \
         || { tail -n 20 "$dir/generate.err" >&2; exit 1; }
     grep -P '^D-[0-9]+\t' "$dir/generate.log" | sed 's/^D-//' | sort -s -n -k1,1 | cut -f3 \
-        > "$4"
+        > "$4.tmp"
+    mv "$4.tmp" "$4"
 }
 
 repair_ct2() {  # repair() with the model converted for CTranslate2 (once per checkpoint)
@@ -173,6 +185,18 @@ score() {  # round, src, split (test or valid), prefix: one row of results.tsv o
     printf '%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" "$row" "$(minutes)" >> "$table"
 }
 
+round_trip() {  # round, language, text in the other language, name: pairs name.n$2 / name.$2
+    local dir=$W/round$1 lang=$2 other    # (and in pieces, name.spm.*) of $MONO_PREFIX.$2
+    other=$(other "$lang")                # with $3 translated back word by word
+    words "$other" "$3" "$3.back"
+    python "$PREP_DIR/round_trip_pairs.py" --input "$MONO_PREFIX.$lang" --back "$3.back" \
+        --lexicon "$LEXICON.$lang-$other.tsv" --min-score "$(min_score "$lang")" \
+        --lang "$lang" --placeholder "$P" --output "$dir/$4" --noisy-suffix "n$lang" \
+        --clean-suffix "$lang"
+    pieces "$dir/$4.n$lang" "$dir/$4.spm.n$lang"
+    pieces "$dir/$4.$lang" "$dir/$4.spm.$lang"
+}
+
 pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
     local round=$1 lang=$2 dir=$W/round$1 other
     other=$(other "$lang")
@@ -184,16 +208,10 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
     else
         echo "== round $round: $lang text to $other word by word, repaired by round" \
             "$(( round - 1 ))'s model, and back"
-        repair "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt" "$other" "$dir/there.$lang" \
-            "$dir/model.$lang"
+        [ -f "$dir/model.$lang" ] || repair "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt" \
+            "$other" "$dir/there.$lang" "$dir/model.$lang"
     fi
-    words "$other" "$dir/model.$lang" "$dir/back.$lang"
-    python "$PREP_DIR/round_trip_pairs.py" --input "$MONO_PREFIX.$lang" --back "$dir/back.$lang" \
-        --lexicon "$LEXICON.$lang-$other.tsv" --min-score "$(min_score "$lang")" \
-        --lang "$lang" --placeholder "$P" --output "$dir/rt" --noisy-suffix "n$lang" \
-        --clean-suffix "$lang"
-    pieces "$dir/rt.n$lang" "$dir/rt.spm.n$lang"
-    pieces "$dir/rt.$lang" "$dir/rt.spm.$lang"
+    round_trip "$round" "$lang" "$dir/model.$lang" rt
     if [ "$round" -eq 1 ]; then  # and shuffled, thinned copies of every line
         python "$PREP_DIR/noise_words.py" --input "$MONO_PREFIX.$lang" --output "$dir/dae" \
             --noisy-suffix "n$lang" --clean-suffix "$lang" --seed 1
@@ -201,11 +219,18 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
         pieces "$dir/dae.$lang" "$dir/dae.spm.$lang"
         cat "$dir/rt.spm.n$lang" "$dir/dae.spm.n$lang" > "$dir/pairs.$lang.noisy"
         cat "$dir/rt.spm.$lang" "$dir/dae.spm.$lang" > "$dir/pairs.$lang.clean.tmp"
-    else  # the model's round trips twice, next to round 1's pairs
-        cat "$dir/rt.spm.n$lang" "$dir/rt.spm.n$lang" "$W/round1/pairs.$lang.noisy" \
-            > "$dir/pairs.$lang.noisy"
-        cat "$dir/rt.spm.$lang" "$dir/rt.spm.$lang" "$W/round1/pairs.$lang.clean" \
-            > "$dir/pairs.$lang.clean.tmp"
+    else  # the model's round trips twice, round 1's pairs (and sampled round trips)
+        local noisy=("$dir/rt.spm.n$lang" "$dir/rt.spm.n$lang") clean=("$dir/rt.spm.$lang"
+                     "$dir/rt.spm.$lang")
+        if [ "$SAMPLE_WORDS" -gt 0 ]; then
+            words "$lang" "$MONO_PREFIX.$lang" "$dir/sampled.$lang" --seed "$round" \
+                --sample "$LEXICON.$lang-$other.candidates.tsv" --sample-words "$SAMPLE_WORDS"
+            round_trip "$round" "$lang" "$dir/sampled.$lang" srt
+            noisy+=("$dir/srt.spm.n$lang")
+            clean+=("$dir/srt.spm.$lang")
+        fi
+        cat "${noisy[@]}" "$W/round1/pairs.$lang.noisy" > "$dir/pairs.$lang.noisy"
+        cat "${clean[@]}" "$W/round1/pairs.$lang.clean" > "$dir/pairs.$lang.clean.tmp"
     fi
     mv "$dir/pairs.$lang.clean.tmp" "$dir/pairs.$lang.clean"
 }

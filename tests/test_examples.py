@@ -1,5 +1,6 @@
 """Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
 
+import collections
 import csv
 import json
 import os
@@ -322,7 +323,8 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
 def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     """examples/unsup_repair.sh, shrunken: round 0 is word by word; round 1
     trains on round trips through the lexicon, round 2 (resumed, decoding with
-    CTranslate2) on round trips through round 1's model, from its checkpoint;
+    CTranslate2) on round trips through round 1's model, from its checkpoint,
+    and on round trips whose way there draws from the lexicon's candidates;
     a row per round in rounds.csv; a second run redoes nothing."""
     raw = tmp_path / "raw"
     raw.mkdir()
@@ -336,6 +338,9 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                                        "file\tfichier\t0.3", "click\tcliquez\t0.05"])
     write(tmp_path / "one.fr-en.tsv", ["le\tthe\t0.3", "la\tthe\t0.3", "les\tthe\t0.3",
                                        "fichier\tfile\t0.3", "de\tof\t0.01"])
+    write(tmp_path / "one.en-fr.candidates.tsv", ["the\tla\t0.4", "the\tle\t0.38",
+                                                  "the\tles\t0.36", "file\tfichier\t0.3"])
+    write(tmp_path / "one.fr-en.candidates.tsv", ["le\tthe\t0.3", "le\tfile\t0.29"])
     out = tmp_path / "repair"
     model = ("--arch transformer --encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 "
              "--decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
@@ -374,6 +379,15 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
     assert len(model) == len(there) == 200 and model != there
     assert "round1/ckpt/checkpoint_last.pt" in (round2 / "train.log").read_text()
+    # and round 2's sampled way there: "the" went to "le" and "les" as well as "la"
+    sampled = collections.Counter((round2 / "sampled.en").read_text().lower().split())
+    assert sampled["la"] and sampled["le"] and sampled["les"]
+    assert not collections.Counter((round2 / "there.en").read_text().lower().split())["le"]
+    lines = {name: len((round2 / name).read_text().splitlines())
+             for name in ("rt.spm.nen", "srt.spm.nen", "srt.spm.en", "pairs.en.noisy")}
+    assert lines["srt.spm.nen"] == lines["srt.spm.en"] > 100
+    assert lines["pairs.en.noisy"] == (2 * lines["rt.spm.nen"] + lines["srt.spm.nen"]
+                                       + len((round1 / "pairs.en.noisy").read_text().splitlines()))
     # each round's test output is scored as written, one line per reference line
     for r in (1, 2):
         hyp = out / f"round{r}.test.en-fr.txt"
@@ -395,3 +409,9 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()},
                                "GEN_ENGINE": "marian"}, capture_output=True, text=True)
     assert proc.returncode == 1 and "GEN_ENGINE=marian: choose fairseq" in proc.stderr
+    (tmp_path / "one.fr-en.candidates.tsv").unlink()
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "one.fr-en.candidates.tsv is missing" in proc.stderr
+    assert "--candidates 5, or set SAMPLE_WORDS=0" in proc.stderr

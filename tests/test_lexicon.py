@@ -95,7 +95,8 @@ def test_one_way_lexicons_give_every_word_its_nearest_neighbour(ciphered):
     small = ["--src", root / "en.txt", "--src-lang", "en", "--tgt", root / "xx.txt",
              "--dim", "50", "--epochs", "2", "--max-vocab", "1000", "--csls-vocab", "1000",
              "--iterations", "1", "--restarts", "1", "--output", root / "mutual.tsv"]
-    prep("induce_lexicon.py", *small, "--tgt-lang", "fr", "--one-way", root / "one")
+    prep("induce_lexicon.py", *small, "--tgt-lang", "fr", "--one-way", root / "one",
+         "--candidates", "3")
     mutual = [tuple(line.split("\t")[:2]) for line in
               (root / "mutual.tsv").read_text().splitlines()]
     for direction, flip in (("en-fr", False), ("fr-en", True)):
@@ -106,12 +107,32 @@ def test_one_way_lexicons_give_every_word_its_nearest_neighbour(ciphered):
         pairs = {(row[1], row[0]) if flip else (row[0], row[1]) for row in rows}
         assert set(mutual) <= pairs  # the mutual pairs are each side's nearest neighbours
         assert len(rows) > len(mutual)  # and the one-way files translate more words
+        check_candidates(rows, root / f"one.{direction}.candidates.tsv", 3)
     proc = prep("induce_lexicon.py", *small, "--tgt-lang", "en", "--one-way", root / "one",
                 check=False)
     assert proc.returncode != 0 and "--one-way names its files by language" in proc.stderr
     proc = prep("induce_lexicon.py", *small[:-2], "--output", root / "one.en-fr.tsv",
                 "--tgt-lang", "fr", "--one-way", root / "one", check=False)
     assert proc.returncode != 0 and "is also a file of --one-way" in proc.stderr
+    proc = prep("induce_lexicon.py", *small, "--tgt-lang", "fr", "--candidates", "3",
+                check=False)
+    assert proc.returncode != 0 and "with --one-way PREFIX" in proc.stderr
+
+
+def check_candidates(one_way, path, k):
+    """Each word of the one-way lexicon, in its order, with at most k
+    candidates, its nearest neighbour first, scores falling."""
+    candidates = collections.defaultdict(list)
+    for line in path.read_text().splitlines():
+        word, target, score = line.split("\t")
+        candidates[word].append((target, float(score)))
+    assert list(candidates) == [row[0] for row in one_way]
+    for word, target, score in one_way:
+        assert candidates[word][0] == (target, float(score))
+        assert 1 <= len(candidates[word]) <= k
+        scores = [s for _, s in candidates[word]]
+        assert scores == sorted(scores, reverse=True)
+    assert sum(len(c) > 1 for c in candidates.values()) > len(candidates) / 4
 
 
 def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
@@ -157,6 +178,45 @@ def test_words_are_translated_with_their_case_and_the_rest_is_copied(lexicon):
     same = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en",
                 "--tgt-lang", "fr", stdin="the LibreOffice file\n")
     assert same.stdout == "le LibreOffice fichier\n"
+
+
+def test_sampled_translations_follow_the_candidates_scores(tmp_path, lexicon):
+    """--sample draws each frequent word's translation from its candidates;
+    the words --lexicon (at --min-score) lacks stay placeholders."""
+    candidates = tmp_path / "candidates.tsv"
+    # "the" first (the most frequent), then "file"; "open" is below --min-score 0.2
+    write(candidates, ["the\tle\t0.50", "the\tla\t0.40", "the\tles\t0.20",
+                       "file\tfichier\t0.40", "file\tdossier\t0.38",
+                       "open\touvrir\t0.10", "open\tfichier\t0.05"])
+    text = "\n".join(["Open the file"] * 300) + "\n"
+
+    def sample(*extra):
+        out = prep("translate_words.py", "--lexicon", lexicon, "--min-score", "0.2",
+                   "--src-lang", "en", "--tgt-lang", "fr", "--sample", candidates,
+                   "--temperature", "0.1", *extra, stdin=text).stdout.splitlines()
+        return collections.Counter(" ".join(line.split()[1:]) for line in out), out
+
+    counts, out = sample()
+    assert {line.split()[0] for line in out} == {"Open"}  # unknown at --min-score: copied
+    articles = collections.Counter(key.split()[0] for key in counts.elements())
+    # exp(score / 0.1): 0.67, 0.24 and 0.09 of the 300 lines
+    assert 170 < articles["le"] < 230 and 45 < articles["la"] < 100 and 10 < articles["les"] < 45
+    files = collections.Counter(key.split()[1] for key in counts.elements())
+    assert 100 < files["dossier"] < 200 and files["fichier"] + files["dossier"] == 300
+    assert sample()[1] == out and sample("--seed", "2")[1] != out  # the seed decides
+    # --sample-words 1: only "the", the first word of the file, is drawn
+    counts = sample("--sample-words", "1")[0]
+    assert {key.split()[1] for key in counts} == {"fichier"} and len(counts) == 3
+    proc = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang",
+                "fr", "--sample", tmp_path / "none.tsv", stdin="x\n", check=False)
+    assert proc.returncode == 1 and "induce_lexicon.py --one-way PREFIX --candidates" in proc.stderr
+    write(candidates, ["the\tle"])
+    proc = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang",
+                "fr", "--sample", candidates, stdin="x\n", check=False)
+    assert proc.returncode == 1 and "line 1: expected word<TAB>candidate<TAB>score" in proc.stderr
+    proc = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang",
+                "fr", "--sample", candidates, "--temperature", "0", stdin="x\n", check=False)
+    assert proc.returncode == 2 and "a temperature above 0" in proc.stderr
 
 
 def test_placeholders_stand_for_unknown_words_and_are_restored_in_order(tmp_path, lexicon):
