@@ -88,14 +88,19 @@ def parse_args(argv=None):
     return args
 
 
+def tab_separated(path, option, maker):
+    """(line number, line, its tab-separated fields) of the file given as
+    ``option``, which ``maker`` makes if it is missing."""
+    if not os.path.isfile(path):
+        raise InputError(f"{option} {path}: no such file (make one with {maker})")
+    for number, line in enumerate(read_lines(path), start=1):
+        yield number, line, line.split("\t")
+
+
 def read_lexicon(path, reverse=False, min_score=None):
     """{lower-cased word: translation}; the first pair of a word wins."""
-    if not os.path.isfile(path):
-        raise InputError(f"--lexicon {path}: no such file (make one with "
-                         "data-prep/induce_lexicon.py)")
     lexicon = {}
-    for number, line in enumerate(read_lines(path), start=1):
-        fields = line.split("\t")
+    for number, line, fields in tab_separated(path, "--lexicon", "data-prep/induce_lexicon.py"):
         if len(fields) < 2 or not fields[0] or not fields[1]:
             raise InputError(f"{path}, line {number}: expected source<TAB>target[<TAB>score], "
                              f"got {line!r}")
@@ -114,12 +119,9 @@ def read_lexicon(path, reverse=False, min_score=None):
 def read_candidates(path, words, temperature):
     """{word: (candidates, weights)} for the first ``words`` words of an
     induce_lexicon.py --candidates file, each weight exp(score / temperature)."""
-    if not os.path.isfile(path):
-        raise InputError(f"--sample {path}: no such file (make one with "
-                         "data-prep/induce_lexicon.py --one-way PREFIX --candidates K)")
     candidates = {}
-    for number, line in enumerate(read_lines(path), start=1):
-        fields = line.split("\t")
+    maker = "data-prep/induce_lexicon.py --one-way PREFIX --candidates K"
+    for number, line, fields in tab_separated(path, "--sample", maker):
         try:
             word, target, score = fields[0].lower(), fields[1], float(fields[2])
         except (IndexError, ValueError):
