@@ -201,15 +201,21 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
     local round=$1 lang=$2 dir=$W/round$1 other
     other=$(other "$lang")
     [ -f "$dir/pairs.$lang.clean" ] && return
-    words "$lang" "$MONO_PREFIX.$lang" "$dir/there.$lang"
     if [ "$round" -eq 1 ]; then
         echo "== round 1: $lang text to $other word by word and back"
-        cp "$dir/there.$lang" "$dir/model.$lang"
     else
         echo "== round $round: $lang text to $other word by word, repaired by round" \
             "$(( round - 1 ))'s model, and back"
-        [ -f "$dir/model.$lang" ] || repair "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt" \
-            "$other" "$dir/there.$lang" "$dir/model.$lang"
+    fi
+    if [ ! -f "$dir/model.$lang" ]; then  # kept when a round is resumed
+        words "$lang" "$MONO_PREFIX.$lang" "$dir/there.$lang"
+        if [ "$round" -eq 1 ]; then
+            cp "$dir/there.$lang" "$dir/model.$lang.tmp"
+            mv "$dir/model.$lang.tmp" "$dir/model.$lang"
+        else
+            repair "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt" "$other" \
+                "$dir/there.$lang" "$dir/model.$lang"
+        fi
     fi
     round_trip "$round" "$lang" "$dir/model.$lang" rt
     if [ "$round" -eq 1 ]; then  # and shuffled, thinned copies of every line
