@@ -19,9 +19,13 @@
 #      lexicon's candidates (LEXICON.L1-L2.candidates.tsv, induce_lexicon.py
 #      --candidates; translate_words.py --sample), so that "the" comes back
 #      as "a" where French "le" would (SAMPLE_WORDS=0: none);
+#      (EXTRA_MONO_PREFIX.L1 and .L2, more text such as web text: round 1
+#      adds their round trips through the lexicon too; later rounds reuse
+#      round 1's pairs of MONO_PREFIX alone);
 #   2. one model for both languages (fairseq's translation task, noisy ->
-#      clean) trains on them, round 1 from scratch (FIRST_UPDATES), later
-#      rounds from the last one (UPDATES);
+#      clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
+#      DAE_UPDATES > 0 from a model first trained that long on the shuffled,
+#      thinned copies alone), later rounds from the last one (UPDATES);
 #   3. each direction's test set (and VALID_PREFIX's, to choose a round by):
 #      word by word with placeholders, repaired (beam BEAM, NBEST hypotheses),
 #      the placeholders restored (data-prep/restore_placeholders.py; a line
@@ -40,6 +44,7 @@ MONO_PREFIX=${MONO_PREFIX:?set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 ho
 LEXICON=${LEXICON:?set LEXICON to the --one-way PREFIX of data-prep/induce_lexicon.py}
 REFERENCE_PREFIX=${REFERENCE_PREFIX:?set REFERENCE_PREFIX: REFERENCE_PREFIX.L1 and .L2 are the raw test text}
 VALID_PREFIX=${VALID_PREFIX:-}             # raw valid pairs, scored each round as well
+EXTRA_MONO_PREFIX=${EXTRA_MONO_PREFIX:-}   # more raw text for round 1's lexicon round trips
 L1=${L1:-en}
 L2=${L2:-fr}
 WORK_DIR=${WORK_DIR:-work/unsup-repair}
@@ -48,6 +53,7 @@ MIN_SCORE_L1_L2=${MIN_SCORE_L1_L2:-0.1}    # weaker word pairs L1->L2 stay untra
 MIN_SCORE_L2_L1=${MIN_SCORE_L2_L1:-0.05}
 SPM_VOCAB=${SPM_VOCAB:-8000}
 FIRST_UPDATES=${FIRST_UPDATES:-4000}       # round 1, from scratch
+DAE_UPDATES=${DAE_UPDATES:-0}              # a denoising model first, round 1 goes on from it
 UPDATES=${UPDATES:-500}                    # each later round
 MAX_TOKENS=${MAX_TOKENS:-4096}
 TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$MAX_TOKENS}
@@ -63,7 +69,8 @@ SAMPLE_WORDS=${SAMPLE_WORDS:-150}          # words drawn from the candidates fro
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
         "$LEXICON.$L1-$L2.tsv" "$LEXICON.$L2-$L1.tsv" \
-        ${VALID_PREFIX:+"$VALID_PREFIX.$L1" "$VALID_PREFIX.$L2"}; do
+        ${VALID_PREFIX:+"$VALID_PREFIX.$L1" "$VALID_PREFIX.$L2"} \
+        ${EXTRA_MONO_PREFIX:+"$EXTRA_MONO_PREFIX.$L1" "$EXTRA_MONO_PREFIX.$L2"}; do
     [ -s "$file" ] || { echo "error: $file is missing or empty" >&2; exit 1; }
 done
 for lang in "$L1-$L2" "$L2-$L1"; do
@@ -185,11 +192,11 @@ score() {  # round, src, split (test or valid), prefix: one row of results.tsv o
     printf '%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" "$row" "$(minutes)" >> "$table"
 }
 
-round_trip() {  # round, language, text in the other language, name: pairs name.n$2 / name.$2
-    local dir=$W/round$1 lang=$2 other    # (and in pieces, name.spm.*) of $MONO_PREFIX.$2
-    other=$(other "$lang")                # with $3 translated back word by word
+round_trip() {  # round, language, text in the other language, name[, text]: pairs name.n$2 /
+    local dir=$W/round$1 lang=$2 other    # name.$2 (and in pieces, name.spm.*) of the text
+    other=$(other "$lang")                # ($MONO_PREFIX.$2) with $3 translated back word by word
     words "$other" "$3" "$3.back"
-    python "$PREP_DIR/round_trip_pairs.py" --input "$MONO_PREFIX.$lang" --back "$3.back" \
+    python "$PREP_DIR/round_trip_pairs.py" --input "${5:-$MONO_PREFIX.$lang}" --back "$3.back" \
         --lexicon "$LEXICON.$lang-$other.tsv" --min-score "$(min_score "$lang")" \
         --lang "$lang" --placeholder "$P" --output "$dir/$4" --noisy-suffix "n$lang" \
         --clean-suffix "$lang"
@@ -223,8 +230,14 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
             --noisy-suffix "n$lang" --clean-suffix "$lang" --seed 1
         pieces "$dir/dae.n$lang" "$dir/dae.spm.n$lang"
         pieces "$dir/dae.$lang" "$dir/dae.spm.$lang"
-        cat "$dir/rt.spm.n$lang" "$dir/dae.spm.n$lang" > "$dir/pairs.$lang.noisy"
-        cat "$dir/rt.spm.$lang" "$dir/dae.spm.$lang" > "$dir/pairs.$lang.clean.tmp"
+        local parts=("$dir/rt.spm" "$dir/dae.spm")
+        if [ -n "$EXTRA_MONO_PREFIX" ]; then  # and round trips of the extra text
+            words "$lang" "$EXTRA_MONO_PREFIX.$lang" "$dir/extra.$lang"
+            round_trip "$round" "$lang" "$dir/extra.$lang" ert "$EXTRA_MONO_PREFIX.$lang"
+            parts+=("$dir/ert.spm")
+        fi
+        cat "${parts[@]/%/.n$lang}" > "$dir/pairs.$lang.noisy"
+        cat "${parts[@]/%/.$lang}" > "$dir/pairs.$lang.clean.tmp"
     else  # the model's round trips twice, round 1's pairs (and sampled round trips)
         local noisy=("$dir/rt.spm.n$lang" "$dir/rt.spm.n$lang") clean=("$dir/rt.spm.$lang"
                      "$dir/rt.spm.$lang")
@@ -235,15 +248,16 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
             noisy+=("$dir/srt.spm.n$lang")
             clean+=("$dir/srt.spm.$lang")
         fi
-        cat "${noisy[@]}" "$W/round1/pairs.$lang.noisy" > "$dir/pairs.$lang.noisy"
-        cat "${clean[@]}" "$W/round1/pairs.$lang.clean" > "$dir/pairs.$lang.clean.tmp"
+        # round 1's pairs of $MONO_PREFIX (not those of the extra text)
+        cat "${noisy[@]}" "$W"/round1/{rt,dae}.spm."n$lang" > "$dir/pairs.$lang.noisy"
+        cat "${clean[@]}" "$W"/round1/{rt,dae}.spm."$lang" > "$dir/pairs.$lang.clean.tmp"
     fi
     mv "$dir/pairs.$lang.clean.tmp" "$dir/pairs.$lang.clean"
 }
 
-train() {  # round: the model of both languages, noisy -> clean
-    local round=$1 dir=$W/round$1 restore=() updates=$UPDATES
-    [ -f "$dir/ckpt/done" ] && return
+train() {  # directory, updates, checkpoint to start from ("": none), label: one model of
+    local dir=$1 updates=$2 restore=()  # both languages, noisy -> clean, on the pairs
+    [ -f "$dir/ckpt/done" ] && return   # $dir/pairs.{L1,L2}.{noisy,clean}
     if [ ! -d "$dir/bin" ]; then
         for side in noisy clean; do
             cat "$dir/pairs.$L1.$side" "$dir/pairs.$L2.$side" > "$dir/all.$side"
@@ -256,13 +270,11 @@ train() {  # round: the model of both languages, noisy -> clean
             --workers 2 > "$dir/preprocess.log"
         mv "$dir/bin.tmp" "$dir/bin"
     fi
-    if [ "$round" -eq 1 ]; then
-        updates=$FIRST_UPDATES
-    elif [ ! -f "$dir/ckpt/checkpoint_last.pt" ]; then
-        restore=(--restore-file "$W/round$(( round - 1 ))/ckpt/checkpoint_last.pt"
-                 --reset-optimizer --reset-dataloader --reset-meters --reset-lr-scheduler)
+    if [ -n "$3" ] && [ ! -f "$dir/ckpt/checkpoint_last.pt" ]; then
+        restore=(--restore-file "$3" --reset-optimizer --reset-dataloader --reset-meters
+                 --reset-lr-scheduler)
     fi
-    echo "== round $round: training on $(wc -l < "$dir/train.noisy") pairs, $updates updates"
+    echo "== $4: training on $(wc -l < "$dir/train.noisy") pairs, $updates updates"
     # shellcheck disable=SC2086,SC2046
     fairseq-train "$dir/bin" --user-dir "$USER_DIR" --task translation -s noisy -t clean \
         $MODEL_ARGS --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
@@ -276,6 +288,25 @@ train() {  # round: the model of both languages, noisy -> clean
     touch "$dir/ckpt/done"
 }
 
+train_round() {  # round: round 1 from scratch (or from the denoising model), later rounds
+    local start="" updates=$UPDATES lang  # from the last round's model
+    if [ "$1" -gt 1 ]; then
+        start=$W/round$(( $1 - 1 ))/ckpt/checkpoint_last.pt
+    else
+        updates=$FIRST_UPDATES
+        if [ "$DAE_UPDATES" -gt 0 ]; then  # first a model of round 1's shuffled, thinned copies
+            mkdir -p "$W/dae"
+            [ -f "$W/dae/ckpt/done" ] || for lang in "$L1" "$L2"; do
+                cp "$W/round1/dae.spm.n$lang" "$W/dae/pairs.$lang.noisy"
+                cp "$W/round1/dae.spm.$lang" "$W/dae/pairs.$lang.clean"
+            done
+            train "$W/dae" "$DAE_UPDATES" "" "denoising, before round 1"
+            start=$W/dae/ckpt/checkpoint_last.pt
+        fi
+    fi
+    train "$W/round$1" "$updates" "$start" "round $1"
+}
+
 score_round() {  # round: each direction on the test set, and on the valid set
     for src in "$L1" "$L2"; do
         score "$1" "$src" test "$REFERENCE_PREFIX"
@@ -283,7 +314,8 @@ score_round() {  # round: each direction on the test set, and on the valid set
     done
     PYTHONPATH="$EXAMPLES_DIR/..${PYTHONPATH:+:$PYTHONPATH}" python -m studies.unsup_rounds \
         --work-dir "$W" --langs "$L1,$L2" --reference-prefix "$REFERENCE_PREFIX" \
-        --system "$SYSTEM" --updates-per-round "$UPDATES" --first-round-updates "$FIRST_UPDATES" \
+        --system "$SYSTEM" --updates-per-round "$UPDATES" \
+        --first-round-updates "$(( DAE_UPDATES + FIRST_UPDATES ))" \
         | tail -n 1 | sed 's/^/== rounds.csv: /'
 }
 
@@ -296,7 +328,7 @@ for round in $(seq 1 "$ROUNDS"); do
     start=$SECONDS
     pairs "$round" "$L1"
     pairs "$round" "$L2"
-    train "$round"
+    train_round "$round"
     spent "$start"
     score_round "$round"
 done

@@ -322,15 +322,17 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
 
 def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     """examples/unsup_repair.sh, shrunken: round 0 is word by word; round 1
-    trains on round trips through the lexicon, round 2 (resumed, decoding with
-    CTranslate2) on round trips through round 1's model, from its checkpoint,
-    and on round trips whose way there draws from the lexicon's candidates;
-    a row per round in rounds.csv; a second run redoes nothing."""
+    trains on round trips through the lexicon (of the extra text too), from a
+    denoising model, round 2 (resumed, decoding with CTranslate2) on round
+    trips through round 1's model, from its checkpoint, and on round trips
+    whose way there draws from the lexicon's candidates; a row per round in
+    rounds.csv; a second run redoes nothing."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
         lines = (REPO / f"examples/data/mono.{lang}").read_text().splitlines()
         write(raw / f"mono.{lang}", lines[:200])
+        write(raw / f"extra.{lang}", lines[200:260])
         for split in ("test", "valid"):
             lines = (REPO / f"examples/data/{split}.{lang}").read_text().splitlines()
             write(raw / f"{split}.{lang}", lines[:12])
@@ -348,7 +350,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     variables = dict(MONO_PREFIX=raw / "mono", LEXICON=tmp_path / "one", WORK_DIR=out,
                      REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
                      FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
-                     MODEL_ARGS=model)
+                     MODEL_ARGS=model, EXTRA_MONO_PREFIX=raw / "extra", DAE_UPDATES=2)
     # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
     log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()
@@ -376,6 +378,23 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     assert "round 2: en text to fr word by word, repaired by round 1's model" in log
     round1, round2 = out / "round1", out / "round2"
     assert (round1 / "model.en").read_text() == (round1 / "there.en").read_text()
+    # round 1: the extra text's round trips beside the mono text's, and a denoising model first
+    size = {name: len((round1 / name).read_text().splitlines())
+            for name in ("rt.spm.nen", "dae.spm.nen", "ert.spm.nen", "ert.en", "pairs.en.noisy")}
+    assert size["pairs.en.noisy"] == size["rt.spm.nen"] + size["dae.spm.nen"] + size["ert.spm.nen"]
+    assert 0 < size["ert.en"] <= 60
+    def words_in(line):
+        return re.findall(r"[A-Za-z]+", line)
+
+    def within(words, line):  # words, in order, among the line's
+        rest = iter(words_in(line))
+        return all(word in rest for word in words)
+
+    extra = (raw / "extra.en").read_text().splitlines()
+    for line in (round1 / "ert.en").read_text().splitlines():  # an extra line, runs masked
+        assert any(within(words_in(line), e) for e in extra)
+    assert "== denoising, before round 1: training on" in log
+    assert "dae/ckpt/checkpoint_last.pt" in (round1 / "train.log").read_text()
     there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
     assert len(model) == len(there) == 200 and model != there
     assert "round1/ckpt/checkpoint_last.pt" in (round2 / "train.log").read_text()
@@ -386,17 +405,18 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     lines = {name: len((round2 / name).read_text().splitlines())
              for name in ("rt.spm.nen", "srt.spm.nen", "srt.spm.en", "pairs.en.noisy")}
     assert lines["srt.spm.nen"] == lines["srt.spm.en"] > 100
+    # and round 1's pairs of the mono text, not those of the extra text
     assert lines["pairs.en.noisy"] == (2 * lines["rt.spm.nen"] + lines["srt.spm.nen"]
-                                       + len((round1 / "pairs.en.noisy").read_text().splitlines()))
+                                       + size["rt.spm.nen"] + size["dae.spm.nen"])
     # each round's test output is scored as written, one line per reference line
     for r in (1, 2):
         hyp = out / f"round{r}.test.en-fr.txt"
         assert len(hyp.read_text().splitlines()) == 12
     with open(out / "rounds.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "4"), ("2", "6")]
+    assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "6"), ("2", "8")]
     assert rows[2]["p_en_fr"] and 0 <= float(rows[2]["share_fr"]) <= 1
-    assert "== rounds.csv: words_then_repair,2,6," in log
+    assert "== rounds.csv: words_then_repair,2,8," in log
     again = bash("unsup_repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
