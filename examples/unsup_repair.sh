@@ -52,7 +52,7 @@ ROUNDS=${ROUNDS:-2}
 MIN_SCORE_L1_L2=${MIN_SCORE_L1_L2:-0.1}    # weaker word pairs L1->L2 stay untranslated
 MIN_SCORE_L2_L1=${MIN_SCORE_L2_L1:-0.05}
 SPM_VOCAB=${SPM_VOCAB:-8000}
-FIRST_UPDATES=${FIRST_UPDATES:-4000}       # round 1, from scratch
+FIRST_UPDATES=${FIRST_UPDATES:-4000}       # round 1 (from scratch unless DAE_UPDATES)
 DAE_UPDATES=${DAE_UPDATES:-0}              # a denoising model first, round 1 goes on from it
 UPDATES=${UPDATES:-500}                    # each later round
 MAX_TOKENS=${MAX_TOKENS:-4096}
@@ -80,6 +80,9 @@ for lang in "$L1-$L2" "$L2-$L1"; do
             "SAMPLE_WORDS=0" >&2; exit 1; }
 done
 (( NBEST <= BEAM )) || { echo "error: NBEST=$NBEST exceeds BEAM=$BEAM" >&2; exit 1; }
+[[ $DAE_UPDATES =~ ^[0-9]+$ ]] || {
+    echo "error: DAE_UPDATES=$DAE_UPDATES: give a number of updates (0: no denoising model)" >&2
+    exit 1; }
 case $GEN_ENGINE in
     fairseq) ;;
     ctranslate2) python -c 'import ctranslate2' 2> /dev/null || {

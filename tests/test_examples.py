@@ -429,6 +429,10 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()},
                                "GEN_ENGINE": "marian"}, capture_output=True, text=True)
     assert proc.returncode == 1 and "GEN_ENGINE=marian: choose fairseq" in proc.stderr
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "DAE_UPDATES": "1k"}, capture_output=True, text=True)
+    assert proc.returncode == 1 and "DAE_UPDATES=1k: give a number of updates" in proc.stderr
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
     proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
