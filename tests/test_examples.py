@@ -383,16 +383,11 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
             for name in ("rt.spm.nen", "dae.spm.nen", "ert.spm.nen", "ert.en", "pairs.en.noisy")}
     assert size["pairs.en.noisy"] == size["rt.spm.nen"] + size["dae.spm.nen"] + size["ert.spm.nen"]
     assert 0 < size["ert.en"] <= 60
-    def words_in(line):
-        return re.findall(r"[A-Za-z]+", line)
-
-    def within(words, line):  # words, in order, among the line's
-        rest = iter(words_in(line))
-        return all(word in rest for word in words)
-
-    extra = (raw / "extra.en").read_text().splitlines()
-    for line in (round1 / "ert.en").read_text().splitlines():  # an extra line, runs masked
-        assert any(within(words_in(line), e) for e in extra)
+    # each clean side is an extra line with runs masked: its words, in order, are that line's
+    extra = [re.findall(r"[A-Za-z]+", e) for e in (raw / "extra.en").read_text().splitlines()]
+    for line in (round1 / "ert.en").read_text().splitlines():
+        words = re.findall(r"[A-Za-z]+", line)
+        assert any(all(w in rest for w in words) for rest in map(iter, extra))
     assert "== denoising, before round 1: training on" in log
     assert "dae/ckpt/checkpoint_last.pt" in (round1 / "train.log").read_text()
     there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
