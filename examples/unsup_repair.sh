@@ -21,13 +21,14 @@
 #      as "a" where French "le" would (SAMPLE_WORDS=0: none);
 #      (EXTRA_MONO_PREFIX.L1 and .L2, more text such as web text: round 1
 #      adds their round trips through the lexicon too; later rounds reuse
-#      round 1's pairs of MONO_PREFIX alone);
+#      round 1's pairs of MONO_PREFIX alone, and with KEEP_ROUND1_PAIRS=0
+#      none: the model's round trips alone);
 #   2. one model for both languages (fairseq's translation task, noisy ->
 #      clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
 #      DAE_UPDATES > 0 from a model first trained that long on the shuffled,
 #      thinned copies alone), later rounds from the last one (UPDATES);
 #   3. each direction's test set (and VALID_PREFIX's, to choose a round by):
-#      word by word with placeholders, repaired (beam BEAM, NBEST hypotheses),
+#      word by word with placeholders, repaired (beam SCORE_BEAM, NBEST hypotheses),
 #      the placeholders restored (data-prep/restore_placeholders.py; a line
 #      that lost one falls back to word by word), scored with sacreBLEU.
 # Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes),
@@ -58,13 +59,15 @@ UPDATES=${UPDATES:-500}                    # each later round
 MAX_TOKENS=${MAX_TOKENS:-4096}
 TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$MAX_TOKENS}
 LR=${LR:-0.0005}
-BEAM=${BEAM:-5}
+BEAM=${BEAM:-5}                            # each round trip's repairs
+SCORE_BEAM=${SCORE_BEAM:-$BEAM}            # the test and valid sets' repairs
 NBEST=${NBEST:-5}                          # hypotheses searched for the placeholders
 MODEL_ARGS=${MODEL_ARGS:---arch transformer --encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 --encoder-attention-heads 4 --decoder-attention-heads 4 --share-all-embeddings --dropout 0.1}
 SYSTEM=${SYSTEM:-words_then_repair}        # rounds.csv's system column
 GEN_ENGINE=${GEN_ENGINE:-fairseq}          # or ctranslate2: every repair decoded by CTranslate2
 CT2_COMPUTE_TYPE=${CT2_COMPUTE_TYPE:-int8} # with ctranslate2: int8, float32, ...
 SAMPLE_WORDS=${SAMPLE_WORDS:-150}          # words drawn from the candidates from round 2 on
+KEEP_ROUND1_PAIRS=${KEEP_ROUND1_PAIRS:-1}  # 0: later rounds train on their own round trips alone
 
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
@@ -79,7 +82,12 @@ for lang in "$L1-$L2" "$L2-$L1"; do
             "data-prep/induce_lexicon.py --one-way $LEXICON --candidates 5, or set" \
             "SAMPLE_WORDS=0" >&2; exit 1; }
 done
-(( NBEST <= BEAM )) || { echo "error: NBEST=$NBEST exceeds BEAM=$BEAM" >&2; exit 1; }
+(( NBEST <= SCORE_BEAM )) || {
+    echo "error: NBEST=$NBEST exceeds SCORE_BEAM=$SCORE_BEAM (which is BEAM unless set)" >&2
+    exit 1; }
+[[ $KEEP_ROUND1_PAIRS =~ ^[01]$ ]] || {
+    echo "error: KEEP_ROUND1_PAIRS=$KEEP_ROUND1_PAIRS: give 1 (later rounds add round 1's" \
+        "pairs) or 0 (they do not)" >&2; exit 1; }
 [[ $DAE_UPDATES =~ ^[0-9]+$ ]] || {
     echo "error: DAE_UPDATES=$DAE_UPDATES: give a number of updates (0: no denoising model)" >&2
     exit 1; }
@@ -114,7 +122,8 @@ words() {  # src, input, output[, option...]: word by word into the other langua
 }
 pieces() { python "$PREP_DIR/apply_subwords.py" --model "$W/spm.model" --input "$1" --output "$2"; }
 
-repair() {  # model, language, input (text with ~), output: the model's n-best, best first
+repair() {  # model, language, input (text with ~), output[, nbest, beam]: the model's n-best,
+    # best first (1 hypothesis, beam BEAM unless given)
     [ "$GEN_ENGINE" = ctranslate2 ] && { repair_ct2 "$@"; return; }
     local dir=$4.gen
     rm -rf "$dir" && mkdir -p "$dir"
@@ -124,7 +133,7 @@ repair() {  # model, language, input (text with ~), output: the model's n-best, 
         --tgtdict "$W/dict.txt" --destdir "$dir/bin" --workers 2 > "$dir/preprocess.log"
     # shellcheck disable=SC2046
     fairseq-generate "$dir/bin" --user-dir "$USER_DIR" --task translation -s "n$2" -t "$2" \
-        --path "$1" --beam "$BEAM" --nbest "${5:-1}" --batch-size 64 \
+        --path "$1" --beam "${6:-$BEAM}" --nbest "${5:-1}" --batch-size 64 \
         --required-batch-size-multiple 1 --post-process sentencepiece --max-len-a 1.2 \
         --max-len-b 10 $(decode_device_args) > "$dir/generate.log" 2> "$dir/generate.err" \
         || { tail -n 20 "$dir/generate.err" >&2; exit 1; }
@@ -144,7 +153,7 @@ repair_ct2() {  # repair() with the model converted for CTranslate2 (once per ch
         mv "$ct2.tmp" "$ct2"
     fi
     python "$EXAMPLES_DIR/translate_ct2.py" --model "$ct2" --spm "$W/spm.model" --input "$3" \
-        --output "$4.tmp" --beam "$BEAM" --nbest "${5:-1}" --batch-size 64 --max-len-a 1.2 \
+        --output "$4.tmp" --beam "${6:-$BEAM}" --nbest "${5:-1}" --batch-size 64 --max-len-a 1.2 \
         --max-len-b 10 --compute-type "$CT2_COMPUTE_TYPE" --device "$(ct2_device)" 2> "$4.log" \
         || { tail -n 20 "$4.log" >&2; exit 1; }
     mv "$4.tmp" "$4"
@@ -183,7 +192,7 @@ score() {  # round, src, split (test or valid), prefix: one row of results.tsv o
         cp "$W/plain.$split.$src" "$out"
     else
         repair "$W/round$round/ckpt/checkpoint_last.pt" "$tgt" "$W/words.$split.$src" \
-            "$out.nbest" "$NBEST"
+            "$out.nbest" "$NBEST" "$SCORE_BEAM"
         python "$PREP_DIR/restore_placeholders.py" --input "$out.nbest" --nbest "$NBEST" \
             --masked "$W/words.$split.$src.masked" --placeholder "$P" \
             --fallback "$W/plain.$split.$src" --output "$out" 2> "$out.restore.log"
@@ -241,7 +250,7 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
         fi
         cat "${parts[@]/%/.n$lang}" > "$dir/pairs.$lang.noisy"
         cat "${parts[@]/%/.$lang}" > "$dir/pairs.$lang.clean.tmp"
-    else  # the model's round trips twice, round 1's pairs (and sampled round trips)
+    else  # the model's round trips twice (sampled round trips, round 1's pairs)
         local noisy=("$dir/rt.spm.n$lang" "$dir/rt.spm.n$lang") clean=("$dir/rt.spm.$lang"
                      "$dir/rt.spm.$lang")
         if [ "$SAMPLE_WORDS" -gt 0 ]; then
@@ -251,9 +260,12 @@ pairs() {  # round, language: $W/round$1/pairs.$2.{noisy,clean} in pieces
             noisy+=("$dir/srt.spm.n$lang")
             clean+=("$dir/srt.spm.$lang")
         fi
-        # round 1's pairs of $MONO_PREFIX (not those of the extra text)
-        cat "${noisy[@]}" "$W"/round1/{rt,dae}.spm."n$lang" > "$dir/pairs.$lang.noisy"
-        cat "${clean[@]}" "$W"/round1/{rt,dae}.spm."$lang" > "$dir/pairs.$lang.clean.tmp"
+        if [ "$KEEP_ROUND1_PAIRS" = 1 ]; then  # round 1's pairs of $MONO_PREFIX (not
+            noisy+=("$W"/round1/{rt,dae}.spm."n$lang")  # those of the extra text)
+            clean+=("$W"/round1/{rt,dae}.spm."$lang")
+        fi
+        cat "${noisy[@]}" > "$dir/pairs.$lang.noisy"
+        cat "${clean[@]}" > "$dir/pairs.$lang.clean.tmp"
     fi
     mv "$dir/pairs.$lang.clean.tmp" "$dir/pairs.$lang.clean"
 }

@@ -326,7 +326,8 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     denoising model, round 2 (resumed, decoding with CTranslate2) on round
     trips through round 1's model, from its checkpoint, and on round trips
     whose way there draws from the lexicon's candidates; a row per round in
-    rounds.csv; a second run redoes nothing."""
+    rounds.csv; a second run redoes nothing; a third round without round 1's
+    pairs."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -354,8 +355,12 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
     log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()
-    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2")
+    # (and scores with a wider beam than its round trips': NBEST=3 > BEAM=2 alone is an error)
+    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3)
     log += bash("unsup_repair.sh", **variables)
+    for r, nbest in ((1, 2), (2, 3)):
+        hyps = (out / f"round{r}.test.en-fr.txt.nbest").read_text().splitlines()
+        assert len(hyps) == 12 * nbest
     assert (out / "round1/ckpt/ct2/model.bin").is_file()  # round 2's round trips
     assert (out / "round2/ckpt/ct2/model.bin").is_file()  # round 2's scores
     for table in ("results", "valid"):
@@ -415,6 +420,17 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     again = bash("unsup_repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
+    # a third round on its own round trips alone (KEEP_ROUND1_PAIRS=0)
+    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 3, "KEEP_ROUND1_PAIRS": 0})
+    assert "round 3: training on" in log and "round 2: training on" not in log
+    lines = {name: len((out / "round3" / name).read_text().splitlines())
+             for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
+    assert lines["pairs.en.noisy"] == 2 * lines["rt.spm.nen"] + lines["srt.spm.nen"] > 0
+    assert "round2/ckpt/checkpoint_last.pt" in (out / "round3/train.log").read_text()
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "KEEP_ROUND1_PAIRS": "no"}, capture_output=True, text=True)
+    assert proc.returncode == 1 and "KEEP_ROUND1_PAIRS=no: give 1" in proc.stderr
     proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()},
                                "LEXICON": str(tmp_path / "none")},
@@ -428,6 +444,10 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()},
                                "DAE_UPDATES": "1k"}, capture_output=True, text=True)
     assert proc.returncode == 1 and "DAE_UPDATES=1k: give a number of updates" in proc.stderr
+    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
+                               "SCORE_BEAM": "2"}, capture_output=True, text=True)
+    assert proc.returncode == 1 and "NBEST=3 exceeds SCORE_BEAM=2" in proc.stderr
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
     proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
