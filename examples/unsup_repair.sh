@@ -19,10 +19,10 @@
 #      lexicon's candidates (LEXICON.L1-L2.candidates.tsv, induce_lexicon.py
 #      --candidates; translate_words.py --sample), so that "the" comes back
 #      as "a" where French "le" would (SAMPLE_WORDS=0: none);
+#      later rounds train on these round trips alone (KEEP_ROUND1_PAIRS=1:
+#      and on round 1's pairs of MONO_PREFIX again);
 #      (EXTRA_MONO_PREFIX.L1 and .L2, more text such as web text: round 1
-#      adds their round trips through the lexicon too; later rounds reuse
-#      round 1's pairs of MONO_PREFIX alone, and with KEEP_ROUND1_PAIRS=0
-#      none: the model's round trips alone);
+#      adds their round trips through the lexicon too);
 #   2. one model for both languages (fairseq's translation task, noisy ->
 #      clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
 #      DAE_UPDATES > 0 from a model first trained that long on the shuffled,
@@ -67,7 +67,7 @@ SYSTEM=${SYSTEM:-words_then_repair}        # rounds.csv's system column
 GEN_ENGINE=${GEN_ENGINE:-fairseq}          # or ctranslate2: every repair decoded by CTranslate2
 CT2_COMPUTE_TYPE=${CT2_COMPUTE_TYPE:-int8} # with ctranslate2: int8, float32, ...
 SAMPLE_WORDS=${SAMPLE_WORDS:-150}          # words drawn from the candidates from round 2 on
-KEEP_ROUND1_PAIRS=${KEEP_ROUND1_PAIRS:-1}  # 0: later rounds train on their own round trips alone
+KEEP_ROUND1_PAIRS=${KEEP_ROUND1_PAIRS:-0}  # 1: later rounds add round 1's pairs again
 
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \

@@ -327,7 +327,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     trips through round 1's model, from its checkpoint, and on round trips
     whose way there draws from the lexicon's candidates; a row per round in
     rounds.csv; a second run redoes nothing; a third round without round 1's
-    pairs."""
+    pairs (round 2 with them)."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -356,7 +356,9 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()
     # (and scores with a wider beam than its round trips': NBEST=3 > BEAM=2 alone is an error)
-    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3)
+    # round 2 trains on round 1's pairs again (KEEP_ROUND1_PAIRS=1), round 3 below does not
+    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3,
+                     KEEP_ROUND1_PAIRS=1)
     log += bash("unsup_repair.sh", **variables)
     for r, nbest in ((1, 2), (2, 3)):
         hyps = (out / f"round{r}.test.en-fr.txt.nbest").read_text().splitlines()
@@ -420,8 +422,9 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     again = bash("unsup_repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
-    # a third round on its own round trips alone (KEEP_ROUND1_PAIRS=0)
-    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 3, "KEEP_ROUND1_PAIRS": 0})
+    # a third round on its own round trips alone (the default)
+    del variables["KEEP_ROUND1_PAIRS"]
+    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 3})
     assert "round 3: training on" in log and "round 2: training on" not in log
     lines = {name: len((out / "round3" / name).read_text().splitlines())
              for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
