@@ -111,11 +111,12 @@ def main(argv=None):
     rounds = sorted({r for r, _ in results if (r, f"{l1}-{l2}") in results
                      and (r, f"{l2}-{l1}") in results})
     output = args.output or Path(args.work_dir) / "rounds.csv"
+    # every row first (the bootstrap is slow), so the old file stays whole until it is replaced
+    rows = [round_row(args, results, round_) for round_ in rounds]
     with open(output, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns(l1, l2))
         writer.writeheader()
-        for round_ in rounds:
-            writer.writerow(round_row(args, results, round_))
+        writer.writerows(rows)
     print(Path(output).read_text(encoding="utf-8"), end="")
 
 
