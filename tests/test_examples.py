@@ -28,6 +28,15 @@ def bash(script, cwd=REPO, **variables):
     return proc.stdout + proc.stderr
 
 
+def bash_error(script, **variables):
+    """stderr of an example that must stop with exit status 1 under these variables"""
+    proc = subprocess.run(["bash", str(EXAMPLES / script)], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proc.stderr
+
+
 @pytest.fixture(scope="module")
 def quickstart(tmp_path_factory):
     work = tmp_path_factory.mktemp("quickstart")
@@ -430,30 +439,13 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
              for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
     assert lines["pairs.en.noisy"] == 2 * lines["rt.spm.nen"] + lines["srt.spm.nen"] > 0
     assert "round2/ckpt/checkpoint_last.pt" in (out / "round3/train.log").read_text()
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "KEEP_ROUND1_PAIRS": "no"}, capture_output=True, text=True)
-    assert proc.returncode == 1 and "KEEP_ROUND1_PAIRS=no: give 1" in proc.stderr
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "LEXICON": str(tmp_path / "none")},
-                          capture_output=True, text=True)
-    assert proc.returncode == 1 and "none.en-fr.tsv is missing or empty" in proc.stderr
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "GEN_ENGINE": "marian"}, capture_output=True, text=True)
-    assert proc.returncode == 1 and "GEN_ENGINE=marian: choose fairseq" in proc.stderr
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "DAE_UPDATES": "1k"}, capture_output=True, text=True)
-    assert proc.returncode == 1 and "DAE_UPDATES=1k: give a number of updates" in proc.stderr
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "SCORE_BEAM": "2"}, capture_output=True, text=True)
-    assert proc.returncode == 1 and "NBEST=3 exceeds SCORE_BEAM=2" in proc.stderr
+    for name, value, error in (("KEEP_ROUND1_PAIRS", "no", "KEEP_ROUND1_PAIRS=no: give 1"),
+                               ("LEXICON", tmp_path / "none", "none.en-fr.tsv is missing or empty"),
+                               ("GEN_ENGINE", "marian", "GEN_ENGINE=marian: choose fairseq"),
+                               ("DAE_UPDATES", "1k", "DAE_UPDATES=1k: give a number of updates"),
+                               ("SCORE_BEAM", "2", "NBEST=3 exceeds SCORE_BEAM=2")):
+        assert error in bash_error("unsup_repair.sh", **{**variables, name: value})
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
-    proc = subprocess.run(["bash", "examples/unsup_repair.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
-                          capture_output=True, text=True)
-    assert proc.returncode == 1 and "one.fr-en.candidates.tsv is missing" in proc.stderr
-    assert "--candidates 5, or set SAMPLE_WORDS=0" in proc.stderr
+    stderr = bash_error("unsup_repair.sh", **variables)
+    assert "one.fr-en.candidates.tsv is missing" in stderr
+    assert "--candidates 5, or set SAMPLE_WORDS=0" in stderr
