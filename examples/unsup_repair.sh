@@ -35,7 +35,10 @@
 # $WORK_DIR/valid.tsv (the same on the valid set) and, after each round,
 # $WORK_DIR/rounds.csv (python -m studies.unsup_rounds: the columns of
 # docs/unsupervised.csv, the paired bootstrap against word by word, the
-# output's language shares).
+# output's language shares). With VALID_PREFIX, the round with the best mean
+# valid BLEU so far (python -m studies.unsup_choose; the test set plays no
+# part) is linked as $WORK_DIR/best.pt and named at the end, and PATIENCE > 0
+# stops the rounds once that many have passed without a better one.
 # Interrupted? Run the same command again: finished steps are kept, and an
 # interrupted training resumes from its checkpoint_last.pt.
 set -euo pipefail
@@ -68,6 +71,7 @@ GEN_ENGINE=${GEN_ENGINE:-fairseq}          # or ctranslate2: every repair decode
 CT2_COMPUTE_TYPE=${CT2_COMPUTE_TYPE:-int8} # with ctranslate2: int8, float32, ...
 SAMPLE_WORDS=${SAMPLE_WORDS:-150}          # words drawn from the candidates from round 2 on
 KEEP_ROUND1_PAIRS=${KEEP_ROUND1_PAIRS:-0}  # 1: later rounds add round 1's pairs again
+PATIENCE=${PATIENCE:-0}                    # stop after this many rounds with no better valid BLEU
 
 source "$(dirname "$0")/common.sh"
 for file in "$MONO_PREFIX.$L1" "$MONO_PREFIX.$L2" "$REFERENCE_PREFIX.$L1" "$REFERENCE_PREFIX.$L2" \
@@ -91,6 +95,11 @@ done
 [[ $DAE_UPDATES =~ ^[0-9]+$ ]] || {
     echo "error: DAE_UPDATES=$DAE_UPDATES: give a number of updates (0: no denoising model)" >&2
     exit 1; }
+[[ $PATIENCE =~ ^[0-9]+$ ]] || {
+    echo "error: PATIENCE=$PATIENCE: give a number of rounds (0: run all ROUNDS)" >&2; exit 1; }
+(( PATIENCE == 0 )) || [ -n "$VALID_PREFIX" ] || {
+    echo "error: PATIENCE=$PATIENCE needs VALID_PREFIX, the valid pairs that choose the round" \
+        >&2; exit 1; }
 case $GEN_ENGINE in
     fairseq) ;;
     ctranslate2) python -c 'import ctranslate2' 2> /dev/null || {
@@ -334,6 +343,11 @@ score_round() {  # round: each direction on the test set, and on the valid set
         | tail -n 1 | sed 's/^/== rounds.csv: /'
 }
 
+choose() {  # the round with the best mean valid BLEU so far (options: studies.unsup_choose's)
+    PYTHONPATH="$EXAMPLES_DIR/..${PYTHONPATH:+:$PYTHONPATH}" python -m studies.unsup_choose \
+        --work-dir "$W" --langs "$L1,$L2" "$@"
+}
+
 start=$SECONDS
 subwords
 spent "$start"
@@ -346,6 +360,17 @@ for round in $(seq 1 "$ROUNDS"); do
     train_round "$round"
     spent "$start"
     score_round "$round"
+    [ -n "$VALID_PREFIX" ] || continue
+    best=$(choose --round-only)
+    ln -sfn "round$best/ckpt/checkpoint_last.pt" "$W/best.pt"
+    if (( PATIENCE > 0 && round - best >= PATIENCE )); then
+        echo "== stopping after round $round: no better mean valid BLEU in the $PATIENCE" \
+            "round(s) since round $best (PATIENCE=$PATIENCE)"
+        break
+    fi
 done
 column -t -s $'\t' "$W/results.tsv"
 column -t -s , "$W/rounds.csv"
+if [ -n "$VALID_PREFIX" ] && (( ROUNDS > 0 )); then
+    choose | sed 's/^/== /'
+fi

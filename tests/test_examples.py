@@ -336,7 +336,8 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     trips through round 1's model, from its checkpoint, and on round trips
     whose way there draws from the lexicon's candidates; a row per round in
     rounds.csv; a second run redoes nothing; a third round without round 1's
-    pairs (round 2 with them)."""
+    pairs (round 2 with them); best.pt, the round chosen on valid, and
+    PATIENCE's stop."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -439,12 +440,33 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
              for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
     assert lines["pairs.en.noisy"] == 2 * lines["rt.spm.nen"] + lines["srt.spm.nen"] > 0
     assert "round2/ckpt/checkpoint_last.pt" in (out / "round3/train.log").read_text()
+    # best.pt: the round with the best mean valid BLEU (then chrF), named at the end
+    valid = {}
+    for row in (out / "valid.tsv").read_text().splitlines()[1:]:
+        round_, _, bleu, chrf, _ = row.split("\t")
+        valid.setdefault(int(round_), []).append((float(bleu), float(chrf)))
+    best = max((r for r in valid if r), key=lambda r: ([sum(s) for s in zip(*valid[r])], -r))
+    assert (out / "best.pt").resolve() == (out / f"round{best}/ckpt/checkpoint_last.pt").resolve()
+    assert f"== chosen on valid: round {best} (en->fr / fr->en): valid BLEU" in log
+    # PATIENCE: where round 1 leads on valid, ROUNDS=4 PATIENCE=1 stops after round 2
+    rows = [r if not r.startswith("1\t") else "\t".join(r.split("\t")[:2] + ["99", "99", "0"])
+            for r in (out / "valid.tsv").read_text().splitlines()]
+    write(out / "valid.tsv", rows)
+    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 4, "PATIENCE": 1})
+    assert ("== stopping after round 2: no better mean valid BLEU in the 1 round(s) since "
+            "round 1") in log
+    assert not (out / "round4").exists() and "training on" not in log
+    assert (out / "best.pt").resolve() == (out / "round1/ckpt/checkpoint_last.pt").resolve()
+    assert "== chosen on valid: round 1 (en->fr / fr->en): valid BLEU 99.00 / 99.00" in log
     for name, value, error in (("KEEP_ROUND1_PAIRS", "no", "KEEP_ROUND1_PAIRS=no: give 1"),
+                               ("PATIENCE", "-1", "PATIENCE=-1: give a number of rounds"),
                                ("LEXICON", tmp_path / "none", "none.en-fr.tsv is missing or empty"),
                                ("GEN_ENGINE", "marian", "GEN_ENGINE=marian: choose fairseq"),
                                ("DAE_UPDATES", "1k", "DAE_UPDATES=1k: give a number of updates"),
                                ("SCORE_BEAM", "2", "NBEST=3 exceeds SCORE_BEAM=2")):
         assert error in bash_error("unsup_repair.sh", **{**variables, name: value})
+    assert "PATIENCE=2 needs VALID_PREFIX" in bash_error(
+        "unsup_repair.sh", **{**variables, "PATIENCE": 2, "VALID_PREFIX": ""})
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
     stderr = bash_error("unsup_repair.sh", **variables)
     assert "one.fr-en.candidates.tsv is missing" in stderr
