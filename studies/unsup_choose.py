@@ -14,20 +14,17 @@ without a better one). The test set plays no part in the choice.
 import argparse
 from pathlib import Path
 
-from .unsup_rounds import read_results
+from .unsup_rounds import read_results, two_langs
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work-dir", required=True, help="the recipe's WORK_DIR")
-    parser.add_argument("--langs", default="en,fr", help="L1,L2 as given to the recipe")
+    parser.add_argument("--langs", default="en,fr", type=two_langs,
+                        help="L1,L2 as given to the recipe")
     parser.add_argument("--round-only", action="store_true",
                         help="print the chosen round's number alone")
-    args = parser.parse_args(argv)
-    args.langs = args.langs.split(",")
-    if len(args.langs) != 2:
-        parser.error(f"--langs {','.join(args.langs)}: give two languages, L1,L2")
-    return args
+    return parser.parse_args(argv)
 
 
 def directions(langs):

@@ -31,10 +31,19 @@ from .output_stats import stats
 SHARE_KEYS = {"fr": "french_share", "en": "english_share"}
 
 
+def two_langs(text):
+    """--langs: 'L1,L2' as given to the recipe, as a list of two."""
+    langs = text.split(",")
+    if len(langs) != 2:
+        raise argparse.ArgumentTypeError(f"{text}: give two languages, L1,L2")
+    return langs
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work-dir", required=True, help="the recipe's WORK_DIR")
-    parser.add_argument("--langs", default="en,fr", help="L1,L2 as given to the recipe")
+    parser.add_argument("--langs", default="en,fr", type=two_langs,
+                        help="L1,L2 as given to the recipe")
     parser.add_argument("--reference-prefix", required=True,
                         help="the recipe's REFERENCE_PREFIX (raw test text, .L1 and .L2)")
     parser.add_argument("--subset", default="test", help="the recipe's TEST_SUBSET")
@@ -45,11 +54,7 @@ def parse_args(argv=None):
                         help="round 1's updates where they differ (examples/unsup_repair.sh: "
                         "FIRST_UPDATES)")
     parser.add_argument("--output", default=None, help="default: WORK_DIR/rounds.csv")
-    args = parser.parse_args(argv)
-    args.langs = args.langs.split(",")
-    if len(args.langs) != 2:
-        parser.error(f"--langs {','.join(args.langs)}: give two languages, L1,L2")
-    return args
+    return parser.parse_args(argv)
 
 
 def read_results(path):

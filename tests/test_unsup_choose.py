@@ -60,3 +60,9 @@ def test_no_valid_table_or_no_model_round_is_an_error(tmp_path):
                                    (1, "en-fr", "9", "36", 1)])
     with pytest.raises(SystemExit, match="no round after round 0 scored in both directions"):
         unsup_choose.main(["--work-dir", str(tmp_path)])
+
+
+def test_langs_must_be_two(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        unsup_choose.main(["--work-dir", str(tmp_path), "--langs", "en,fr,de"])
+    assert "en,fr,de: give two languages, L1,L2" in capsys.readouterr().err
