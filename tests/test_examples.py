@@ -247,11 +247,8 @@ def test_offline_recipe_reads_one_way_lexicons_by_prefix(quickstart, tmp_path):
     fr_en = (out / "round0.test.fr-en.txt").read_text()
     assert " le " not in f" {fr_en.lower()} " and " les " not in f" {fr_en.lower()} "
     (tmp_path / "one.fr-en.tsv").unlink()
-    proc = subprocess.run(["bash", "examples/unsup_nmt_offline.sh"], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()},
-                               "WORK_DIR": str(tmp_path / "again")},
-                          capture_output=True, text=True)
-    assert proc.returncode == 1 and "one.fr-en.tsv is missing or empty" in proc.stderr
+    assert "one.fr-en.tsv is missing or empty" in bash_error(
+        "unsup_nmt_offline.sh", **{**variables, "WORK_DIR": tmp_path / "again"})
 
 
 def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path):
