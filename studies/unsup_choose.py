@@ -14,7 +14,7 @@ without a better one). The test set plays no part in the choice.
 import argparse
 from pathlib import Path
 
-from .unsup_rounds import read_results, two_langs
+from .unsup_rounds import directions, read_results, rounds_both_ways, two_langs
 
 
 def parse_args(argv=None):
@@ -27,15 +27,10 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def directions(langs):
-    l1, l2 = langs
-    return f"{l1}-{l2}", f"{l2}-{l1}"
-
-
 def means(results, langs):
     """{round: (mean BLEU, mean chrF)} of the rounds scored both ways."""
     both = directions(langs)
-    rounds = {r for r, _ in results if all((r, d) in results for d in both)}
+    rounds = rounds_both_ways(results, langs)
     # rounded, so that 11.61 / 12.60 and 11.91 / 12.30 tie as they read
     return {r: tuple(round(sum(float(results[(r, d)][i]) for d in both) / 2, 6) for i in (0, 1))
             for r in rounds}
@@ -53,10 +48,9 @@ def choose(results, langs):
 
 def scores_text(results, round_, langs):
     """'BLEU a / b (mean m)' of one round, or '' where it was not scored both ways."""
-    both = directions(langs)
-    if not all((round_, d) in results for d in both):
+    if round_ not in rounds_both_ways(results, langs):
         return ""
-    bleu = [float(results[(round_, d)][0]) for d in both]
+    bleu = [float(results[(round_, d)][0]) for d in directions(langs)]
     return f"BLEU {bleu[0]:.2f} / {bleu[1]:.2f} (mean {sum(bleu) / 2:.2f})"
 
 

@@ -57,6 +57,18 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def directions(langs):
+    """('L1-L2', 'L2-L1'): the direction column of the recipe's tables."""
+    l1, l2 = langs
+    return f"{l1}-{l2}", f"{l2}-{l1}"
+
+
+def rounds_both_ways(results, langs):
+    """The rounds of ``read_results``'s table scored in both directions, in order."""
+    return sorted({r for r, _ in results
+                   if all((r, d) in results for d in directions(langs))})
+
+
 def read_results(path):
     """{(round, direction): (bleu, chrf, minutes)} from the recipe's results.tsv."""
     with open(path, encoding="utf-8") as f:
@@ -113,8 +125,7 @@ def main(argv=None):
         raise SystemExit(f"error: --work-dir {args.work_dir}: no results.tsv there (the "
                          "WORK_DIR of examples/unsup_nmt_offline.sh, after round 0)")
     results = read_results(path)
-    rounds = sorted({r for r, _ in results if (r, f"{l1}-{l2}") in results
-                     and (r, f"{l2}-{l1}") in results})
+    rounds = rounds_both_ways(results, args.langs)
     output = args.output or Path(args.work_dir) / "rounds.csv"
     # every row first (the bootstrap is slow), so the old file stays whole until it is replaced
     rows = [round_row(args, results, round_) for round_ in rounds]
