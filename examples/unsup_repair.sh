@@ -211,6 +211,7 @@ score() {  # round, src, split (test or valid), prefix: one row of results.tsv o
     echo "$scores"
     row=$(bleu_chrf <<< "$scores")
     printf '%s\t%s\t%s\t%s\n' "$round" "$src-$tgt" "$row" "$(minutes)" >> "$table"
+    SCORED=1
 }
 
 round_trip() {  # round, language, text in the other language, name[, text]: pairs name.n$2 /
@@ -332,10 +333,13 @@ train_round() {  # round: round 1 from scratch (or from the denoising model), la
 }
 
 score_round() {  # round: each direction on the test set, and on the valid set
+    SCORED=0
     for src in "$L1" "$L2"; do
         score "$1" "$src" test "$REFERENCE_PREFIX"
         [ -z "$VALID_PREFIX" ] || score "$1" "$src" valid "$VALID_PREFIX"
     done
+    # resumed, nothing scored anew and the round in rounds.csv: its paired bootstraps stand
+    [ "$SCORED" = 0 ] && grep -q "^$SYSTEM,$1," "$W/rounds.csv" 2> /dev/null && return
     PYTHONPATH="$EXAMPLES_DIR/..${PYTHONPATH:+:$PYTHONPATH}" python -m studies.unsup_rounds \
         --work-dir "$W" --langs "$L1,$L2" --reference-prefix "$REFERENCE_PREFIX" \
         --system "$SYSTEM" --updates-per-round "$UPDATES" \

@@ -428,6 +428,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     assert "== rounds.csv: words_then_repair,2,8," in log
     again = bash("unsup_repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
+    assert "== rounds.csv" not in again  # nothing scored anew: no bootstrap again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
     # a third round on its own round trips alone (the default)
     del variables["KEEP_ROUND1_PAIRS"]
