@@ -1,20 +1,28 @@
+import runpy
 from pathlib import Path
 
 from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+# mass-tokenize, mass-binarize, ...: the tools of mass_tools as console commands
+COMMANDS = runpy.run_path(str(HERE / "mass_tools" / "commands.py"))["entry_points"]()
 
 setup(
     name="mass-plugin",
     version="0.1.0",
     description=(
-        "MASS (Masked Sequence to Sequence pre-training) as a fairseq plugin: "
+        "MASS (Masked Sequence to Sequence pre-training) as a fairseq plugin, and its tools: "
         "--user-dir mass_plugin --task masked_s2s --arch transformer_mass"
     ),
-    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="MIT",
-    packages=find_packages(include=["mass_plugin", "mass_plugin.*"]),
+    # the plugin and its tools; the projects (projects/) and recipes (examples/)
+    # run from a checkout
+    packages=find_packages(include=["mass_plugin", "mass_plugin.*", "mass_tools", "mass_tools.*"]),
+    entry_points={"console_scripts": COMMANDS},
     # the fairseq-hydra-train presets: --config-dir "$(python -m mass_plugin)/config"
-    package_data={"mass_plugin": ["config/*.yaml"]},
+    package_data={"mass_plugin": ["config/*.yaml"], "mass_tools.shell": ["*.sh"]},
     python_requires=">=3.10",
     install_requires=[
         # The official fairseq 0.12.2 does not import on Python 3.11 (dataclass
@@ -34,11 +42,11 @@ setup(
         "rouge-score",
     ],
     extras_require={
-        # python -m studies.paper_analysis draws its plot with matplotlib
+        # python -m projects.paper_analysis draws its plot with matplotlib
         "analysis": ["matplotlib"],
-        # python -m mass_plugin.export --ctranslate2 and examples/translate_ct2.py
+        # python -m mass_plugin.export --ctranslate2 and mass_tools/translate_ct2.py
         "serve": ["ctranslate2>=4"],
-        # data-prep/induce_lexicon.py: skip-gram word vectors (Word2Vec)
+        # projects/unsupervised/induce_lexicon.py: skip-gram word vectors (Word2Vec)
         "unsup": ["gensim>=4.3"],
         # fairseq-train --tensorboard-logdir (common.tensorboard_logdir): fairseq
         # writes through torch.utils.tensorboard, which needs this package

@@ -11,7 +11,7 @@
 #   quickstart examples/quickstart.sh with NUM_GPUS=1 (fp16) at a short budget:
 #              pre-training, fine-tuning from it, decoding and BLEU
 #   hub        the hub interface on CUDA in float32 and float16 against the CPU
-#   online     examples/unsup_nmt_online.sh, fp16, from the quickstart's pre-training
+#   online     projects/unsupervised/online_bt.sh, fp16, from the quickstart's pre-training
 #   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16
 #   base_bf16  the same preset in bf16 (common.bf16=true)
 #   benchmark  benchmarks/benchmark.py --device cuda: steady-state throughput and MFU
@@ -19,7 +19,7 @@
 # --base-size 65536 --base-precisions fp16", four configurations).
 # DRY_RUN=1 prints each step's command instead of running it (any machine).
 set -uo pipefail
-source "$(dirname "$0")/../examples/usage.sh"  # --help
+source "$(python -m mass_tools.shell)/usage.sh"  # --help
 
 OUT=${1:-work/gpu-check}
 STEPS=${STEPS:-tests quickstart hub online base_fp16 base_bf16 benchmark}
@@ -102,7 +102,7 @@ run_step online 115 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=e
     PRETRAINED="$QUICK/checkpoints/pretrain/checkpoint_best.pt" WORK_DIR="$WORK/online" \
     MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=150 VALIDATE_EVERY=150 \
     MAX_TOKENS=2048 LR=0.0005 WARMUP=100 BEAM=1 LOG_INTERVAL=50 \
-    bash examples/unsup_nmt_online.sh
+    bash projects/unsupervised/online_bt.sh
 
 # the pretrain_base preset on the quickstart's data, 40 updates
 hydra=(fairseq-hydra-train --config-dir mass_plugin/config --config-name pretrain_base

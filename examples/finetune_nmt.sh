@@ -2,7 +2,8 @@
 # Stage 3: fine-tune a MASS checkpoint on parallel data (task translation).
 # PRETRAINED="" trains the same model from random initialisation.
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 PRETRAINED=${PRETRAINED-checkpoints/pretrain/checkpoint_best.pt}
@@ -19,7 +20,7 @@ PATIENCE=${PATIENCE:-10}                   # validations without improvement
 LOG_INTERVAL=${LOG_INTERVAL:-50}           # updates between progress lines
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 init_args=()
 if [ -n "$PRETRAINED" ]; then
     init_args=(--finetune-from-model "$PRETRAINED")

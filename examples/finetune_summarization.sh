@@ -7,7 +7,8 @@
 #   EXTRA_ARGS="--truncate-source --max-source-positions 512 --no-repeat-ngram-size 3" \
 #   bash examples/generate.sh
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 RAW_DIR=${RAW_DIR:-examples/data/xsum}
 WORK_DIR=${WORK_DIR:-work/xsum}
@@ -27,19 +28,19 @@ PATIENCE=${PATIENCE:-10}
 LANG_PAIR=${LANG_PAIR:-en-en}    # language embeddings of a cross-lingual checkpoint
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 mkdir -p "$WORK_DIR/spm"
 
 if [ ! -f "$XSUM_BIN/dict.txt" ]; then
     echo "== splitting the XSum sample into subwords with $SPM_MODEL"
     for split in train valid test; do
         for side in document summary; do
-            python "$PREP_DIR/apply_subwords.py" --model "$SPM_MODEL" \
+            python -m mass_tools.apply_subwords --model "$SPM_MODEL" \
                 --input "$RAW_DIR/$split.$side" --output "$WORK_DIR/spm/$split.$side"
         done
     done
     echo "== binarizing with the pre-training dictionary into $XSUM_BIN"
-    python "$PREP_DIR/binarize.py" --destdir "$XSUM_BIN" --dict "$PRETRAIN_DICT" \
+    python -m mass_tools.binarize --destdir "$XSUM_BIN" --dict "$PRETRAIN_DICT" \
         --langs document,summary --pair document-summary --train "$WORK_DIR/spm/train" \
         --valid "$WORK_DIR/spm/valid" --test "$WORK_DIR/spm/test"
 fi

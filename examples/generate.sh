@@ -4,7 +4,8 @@
 # source line gets a hypothesis, or we stop. SCORES=FILE (METRIC=bleu) also
 # writes "BLEU<tab>chrF" to FILE.
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 CHECKPOINT=${CHECKPOINT:-checkpoints/ft-en-fr/checkpoint_best.pt}
@@ -22,7 +23,7 @@ METRIC=${METRIC:-bleu}
 SCORES=${SCORES:-}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 if [ -n "$SCORES" ] && [ "$METRIC" != bleu ]; then
     echo "error: SCORES=$SCORES needs METRIC=bleu" >&2
     exit 1

@@ -5,7 +5,8 @@
 # each on the test set with sacreBLEU. Finished runs are not redone.
 # Results: $WORK_DIR/results.tsv (direction, init, BLEU, chrF, minutes).
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 PARA_DIR=${PARA_DIR:?set PARA_DIR to a directory with train.en, train.fr, valid.*, test.*}
 SPM_MODEL=${SPM_MODEL:?set SPM_MODEL to the pre-training sentencepiece model}
@@ -19,7 +20,7 @@ LR=${LR:-0.0005}
 WARMUP=${WARMUP:-100}
 MODEL_ARGS=${MODEL_ARGS:-}                 # must match the pre-trained model
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 here=$(dirname "$0")
 mkdir -p "$WORK_DIR/spm"
 results=$WORK_DIR/results.tsv
@@ -30,11 +31,11 @@ if [ ! -f "$WORK_DIR/data-bin/dict.txt" ]; then
         for split in train valid test; do
             source_file=$PARA_DIR/$split.$lang
             [ "$split" = train ] && source_file=$WORK_DIR/train.$lang
-            python "$PREP_DIR/apply_subwords.py" --model "$SPM_MODEL" \
+            python -m mass_tools.apply_subwords --model "$SPM_MODEL" \
                 --input "$source_file" --output "$WORK_DIR/spm/$split.$lang"
         done
     done
-    python "$PREP_DIR/binarize.py" --destdir "$WORK_DIR/data-bin" --dict "$PRETRAIN_DICT" \
+    python -m mass_tools.binarize --destdir "$WORK_DIR/data-bin" --dict "$PRETRAIN_DICT" \
         --langs en,fr --pair en-fr --train "$WORK_DIR/spm/train" \
         --valid "$WORK_DIR/spm/valid" --test "$WORK_DIR/spm/test"
 fi

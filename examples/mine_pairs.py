@@ -1,4 +1,4 @@
-"""Moved: this study is now `python -m studies.mine_pairs`."""
+"""Moved: this study is now `python -m projects.crosslingual.mine_pairs`."""
 raise SystemExit("examples/mine_pairs.py has moved: from the repository root, run\n"
-                 "  python -m studies.mine_pairs ...\n"
-                 "with the same options (see docs/studies.md)")
+                 "  python -m projects.crosslingual.mine_pairs ...\n"
+                 "with the same options (see projects/README.md)")

@@ -4,7 +4,8 @@
 # pairs train/valid/test.SRC and .TGT. Output: DATA_BIN (for masked_s2s and
 # translation) and SPM_MODEL. Override any variable from the environment.
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 RAW_DIR=${RAW_DIR:-examples/data}
 WORK_DIR=${WORK_DIR:-work/demo}
@@ -14,19 +15,19 @@ VOCAB_SIZE=${VOCAB_SIZE:-8000}
 DATA_BIN=${DATA_BIN:-$WORK_DIR/data-bin}
 SPM_MODEL=${SPM_MODEL:-$WORK_DIR/spm.model}
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 mkdir -p "$WORK_DIR/spm"
 IFS=, read -r -a langs <<< "$LANGS"
 
 echo "== learning one sentencepiece model ($VOCAB_SIZE pieces) over: ${langs[*]}"
-python "$PREP_DIR/learn_subwords.py" --method sentencepiece --vocab-size "$VOCAB_SIZE" \
+python -m mass_tools.learn_subwords --method sentencepiece --vocab-size "$VOCAB_SIZE" \
     --output "${SPM_MODEL%.model}" "${langs[@]/#/$RAW_DIR/mono.}"
 
 echo "== splitting text into subwords"
 for lang in "${langs[@]}"; do
     for name in mono mono.valid train valid test; do
         if [ -f "$RAW_DIR/$name.$lang" ]; then
-            python "$PREP_DIR/apply_subwords.py" --model "$SPM_MODEL" \
+            python -m mass_tools.apply_subwords --model "$SPM_MODEL" \
                 --input "$RAW_DIR/$name.$lang" --output "$WORK_DIR/spm/$name.$lang"
         fi
     done
@@ -39,6 +40,6 @@ if [ -n "$PAIR" ]; then
     [ -f "$WORK_DIR/spm/valid.${PAIR%-*}" ] && pair_args+=(--valid "$WORK_DIR/spm/valid")
     [ -f "$WORK_DIR/spm/test.${PAIR%-*}" ] && pair_args+=(--test "$WORK_DIR/spm/test")
 fi
-python "$PREP_DIR/binarize.py" --destdir "$DATA_BIN" --langs "$LANGS" \
+python -m mass_tools.binarize --destdir "$DATA_BIN" --langs "$LANGS" \
     --mono-train "$WORK_DIR/spm/mono.{lang}" --mono-valid "$WORK_DIR/spm/mono.valid.{lang}" \
     "${pair_args[@]}"

@@ -2,7 +2,8 @@
 # Stage 2: MASS pre-training (task masked_s2s) on the monolingual data of
 # DATA_BIN. Defaults are GPU-sized; quickstart.sh shows CPU-sized overrides.
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 DATA_BIN=${DATA_BIN:-work/demo/data-bin}
 SAVE_DIR=${SAVE_DIR:-checkpoints/pretrain}
@@ -17,7 +18,7 @@ MAX_UPDATE=${MAX_UPDATE:-100000}
 VALIDATE_EVERY=${VALIDATE_EVERY:-2000}     # updates
 EXTRA_ARGS=${EXTRA_ARGS:-}                 # anything else for fairseq-train
 
-source "$(dirname "$0")/common.sh"
+source "$SHELL_LIB/common.sh"
 IFS=, read -r -a langs <<< "$LANGS"
 valid_subsets=$(printf 'valid.%s,' "${langs[@]}")
 

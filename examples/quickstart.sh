@@ -4,7 +4,8 @@
 # translation of the test set, sacreBLEU. About 16 minutes on 2 CPU cores.
 #   bash examples/quickstart.sh            (from the repository root)
 set -euo pipefail
-source "$(dirname "$0")/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
+source "$SHELL_LIB/usage.sh"  # --help
 
 WORK_DIR=${WORK_DIR:-work/quickstart}
 PRETRAIN_UPDATES=${PRETRAIN_UPDATES:-1200}

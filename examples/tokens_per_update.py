@@ -1,4 +1,4 @@
-"""Moved: this study is now `python -m studies.tokens_per_update`."""
+"""Moved: this study is now `python -m mass_tools.tokens_per_update`."""
 raise SystemExit("examples/tokens_per_update.py has moved: from the repository root, run\n"
-                 "  python -m studies.tokens_per_update ...\n"
-                 "with the same options (see docs/studies.md)")
+                 "  python -m mass_tools.tokens_per_update ...\n"
+                 "with the same options (see projects/README.md)")

@@ -84,7 +84,7 @@ def binarize(lines, dictionary, prefix):
 def binarize_splits(root, splits):
     """One joint dictionary (``root/dict.txt``) over ``splits``, a dict
     {name: lines}, and each split binarized as ``root/name.bin/.idx``
-    (e.g. ``train.en``, ``train.fr``: the layout of data-prep/binarize.py)."""
+    (e.g. ``train.en``, ``train.fr``: the layout of mass_tools/binarize.py)."""
     dictionary = build_dictionary([line for lines in splits.values() for line in lines])
     dictionary.save(str(root / "dict.txt"))
     for name, lines in splits.items():
@@ -94,7 +94,7 @@ def binarize_splits(root, splits):
 
 def binarize_bilingual(root):
     """Non-parallel en and fr text and a parallel en-fr valid set in ``root``,
-    with one dictionary, in data-prep/binarize.py's layout (``train.en``,
+    with one dictionary, in mass_tools/binarize.py's layout (``train.en``,
     ``valid.fr``, ``valid.en-fr.en``...): what masked_s2s --langs en,fr and
     unsupervised_translation read."""
     root.mkdir(parents=True, exist_ok=True)
@@ -254,7 +254,7 @@ def kill_after_first_save(cmd):
 HOLD = """
 import sys, time
 from pathlib import Path
-from studies.runner import exclusive
+from projects.runner import exclusive
 with exclusive(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)

@@ -1,4 +1,4 @@
-"""studies/paper_analysis.py, shrunken: the k end points and the three baselines,
+"""projects/paper_analysis/__main__.py, shrunken: the k end points and the three baselines,
 a few updates each, on a slice of the bundled data."""
 
 import csv
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
-from studies import paper_analysis as analysis
+from projects.paper_analysis import analysis
 
 DATA = REPO / "examples" / "data"
 SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm",
@@ -25,7 +25,7 @@ def run_analysis(raw, work, *extra, check=True):
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     proc = subprocess.run(
-        [sys.executable, "-m", "studies.paper_analysis", "--raw-dir", str(raw),
+        [sys.executable, "-m", "projects.paper_analysis", "--raw-dir", str(raw),
          "--work-dir", str(work), *SMALL, *extra],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     if check and proc.returncode != 0:

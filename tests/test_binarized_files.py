@@ -1,19 +1,15 @@
 """A truncated .bin is reported with its name and how to rebuild it."""
 
-import sys
-
 import pytest
 
-from conftest import REPO, binarize_splits, make_task, synthetic_sentences
+from conftest import binarize_splits, make_task, synthetic_sentences
 from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
     UnsupervisedTranslationTask,
 )
-
-sys.path.insert(0, str(REPO / "data-prep"))
-from binarize import check_outputs  # noqa: E402
-from textio import InputError  # noqa: E402
+from mass_tools.binarize import check_outputs
+from mass_tools.textio import InputError
 
 
 def cut(path, size=100):
@@ -65,7 +61,7 @@ def test_unsupervised_translation_names_the_truncated_pair_file(tmp_path):
     with pytest.raises(BinarizedDataError) as err:
         task.load_dataset("test")
     assert str(tmp_path / "test.en-fr.en.bin") in str(err.value)
-    assert "data-prep/binarize.py --langs en,fr --pair en-fr --test" in str(err.value)
+    assert "mass_tools/binarize.py --langs en,fr --pair en-fr --test" in str(err.value)
 
 
 def test_binarize_checks_what_it_wrote(mono_data):

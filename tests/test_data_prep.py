@@ -1,4 +1,5 @@
-"""data-prep/: tokenisation, joint subwords, one-dictionary binarization."""
+"""mass_tools' data preparation: tokenisation, joint subwords, one-dictionary
+binarization, in-domain selection."""
 
 import subprocess
 import sys
@@ -9,12 +10,13 @@ from fairseq.data import Dictionary
 
 from conftest import REPO, make_task, write
 
-PREP = REPO / "data-prep"
 DATA = REPO / "examples" / "data"
 
 
 def prep(script, *args, stdin=None, check=True):
-    proc = subprocess.run([sys.executable, str(PREP / script), *map(str, args)],
+    """Run ``python -m mass_tools.NAME`` for ``script`` NAME.py."""
+    module = f"mass_tools.{script.removesuffix('.py')}"
+    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)],
                           input=stdin, capture_output=True, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr.decode()[-3000:])
@@ -193,41 +195,3 @@ def test_in_domain_selection_refuses_an_empty_sample(tmp_path):
     out = prep("select_in_domain.py", "--in-domain", tmp_path / "doc.txt",
                "--candidates", tmp_path / "web.txt", check=False)
     assert out.returncode == 1 and b"has no words" in out.stderr
-
-
-def test_noised_copies_move_words_locally_drop_some_and_keep_the_line_beside_them(tmp_path):
-    words = [f"w{i}" for i in range(30)]
-    write(tmp_path / "mono.fr", [" ".join(words), "", " ".join(words[:5])])
-    args = ["--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
-            "--copies", "20", "--shuffle", "3", "--dropout", "0.1"]
-    prep("noise_words.py", *args, "--output", tmp_path / "a")
-    noisy = (tmp_path / "a.nfr").read_text().splitlines()
-    clean = (tmp_path / "a.fr").read_text().splitlines()
-    assert len(noisy) == len(clean) == 40  # the empty line is skipped
-    assert clean[:20] == [" ".join(words)] * 20 and clean[20:] == [" ".join(words[:5])] * 20
-    dropped = 0
-    for line in noisy[:20]:
-        kept = line.split()
-        dropped += 30 - len(kept)
-        # a word moves by less than 3 positions: in order, kept words stay
-        # within 3 of where they were, counting the dropped ones before them
-        positions = [int(word[1:]) for word in kept]
-        assert len(set(positions)) == len(positions)
-        assert all(abs(b - a) < 3 or b > a for a, b in zip(positions, positions[1:]))
-        assert all(positions[j] >= i - 2 for j, i in enumerate(range(len(kept))))
-    assert noisy[:20] != [" ".join(words)] * 20, "nothing was shuffled"
-    assert 0.03 < dropped / 600 < 0.2, dropped
-    prep("noise_words.py", *args, "--output", tmp_path / "b")
-    assert (tmp_path / "b.nfr").read_text() == (tmp_path / "a.nfr").read_text()
-    prep("noise_words.py", *args, "--seed", "2", "--output", tmp_path / "c")
-    assert (tmp_path / "c.nfr").read_text() != (tmp_path / "a.nfr").read_text()
-
-
-def test_noising_says_what_is_wrong(tmp_path):
-    write(tmp_path / "empty.fr", ["", ""])
-    base = ["--output", tmp_path / "x", "--noisy-suffix", "nfr", "--clean-suffix", "fr"]
-    proc = prep("noise_words.py", "--input", tmp_path / "empty.fr", *base, check=False)
-    assert proc.returncode == 1 and b"no non-empty line" in proc.stderr
-    proc = prep("noise_words.py", "--input", tmp_path / "empty.fr", *base, "--dropout", "1",
-                check=False)
-    assert proc.returncode == 2 and b"--dropout 1.0" in proc.stderr

@@ -11,12 +11,13 @@ import pytest
 from conftest import REPO, cli_env
 
 PAGES = [REPO / "README.md", REPO / "examples" / "README.md",
-         *sorted((REPO / "docs").rglob("*.md"))]
+         *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "projects").rglob("*.md"))]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
 MODULE = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*)")
-SCRIPT = re.compile(r"(?:^|[\s\"'=(])(?:\./)?((?:examples|studies|data-prep|benchmarks|mass_plugin)"
+SCRIPT = re.compile(r"(?:^|[\s\"'=(])(?:\./)?"
+                    r"((?:examples|projects|benchmarks|mass_plugin|mass_tools)"
                     r"/[\w./-]+\.(?:py|sh))\b", re.M)
-OURS = ("mass_plugin", "studies")
+OURS = ("mass_plugin", "mass_tools", "projects")
 
 
 def code_blocks(page):
@@ -51,8 +52,8 @@ def help_command(kind, name):
 
 def test_the_pages_name_the_main_commands():
     names = {name for _, name in COMMANDS}
-    for expected in ("examples/quickstart.sh", "examples/pretrain.sh", "studies.paper_analysis",
-                     "studies.low_resource_curve", "mass_plugin.export", "data-prep/binarize.py"):
+    for expected in ("examples/quickstart.sh", "examples/pretrain.sh", "projects.paper_analysis",
+                     "projects.low_resource.curve", "mass_plugin.export", "mass_tools.binarize"):
         assert expected in names, f"no page names {expected}: the parser or the docs broke"
 
 
@@ -83,8 +84,8 @@ def test_every_named_script_and_module_prints_help():
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("old,new", [("analysis", "studies.paper_analysis"),
-                                     ("xling_retrieval", "studies.crosslingual_retrieval")])
+@pytest.mark.parametrize("old,new", [("analysis", "projects.paper_analysis"),
+                                     ("xling_retrieval", "projects.crosslingual.retrieval")])
 def test_a_moved_study_names_its_new_command(old, new):
     proc = subprocess.run([sys.executable, f"examples/{old}.py", "--help"], cwd=REPO,
                           env=cli_env(), capture_output=True, text=True, timeout=60)

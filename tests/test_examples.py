@@ -17,11 +17,16 @@ from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
 EXAMPLES = REPO / "examples"
 
 
+def recipe(script):
+    """examples/SCRIPT, or a project's recipe named from the repository root."""
+    return str(REPO / script if "/" in script else EXAMPLES / script)
+
+
 def bash(script, cwd=REPO, **variables):
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update({k: str(v) for k, v in variables.items()})
-    proc = subprocess.run(["bash", str(EXAMPLES / script)], cwd=cwd, env=env,
+    proc = subprocess.run(["bash", recipe(script)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=1500)
     if proc.returncode != 0:
         raise AssertionError(f"{script} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
@@ -30,7 +35,7 @@ def bash(script, cwd=REPO, **variables):
 
 def bash_error(script, **variables):
     """stderr of an example that must stop with exit status 1 under these variables"""
-    proc = subprocess.run(["bash", str(EXAMPLES / script)], cwd=REPO,
+    proc = subprocess.run(["bash", recipe(script)], cwd=REPO,
                           env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -106,13 +111,15 @@ def _small_model_args():
 
 
 def test_recipes_find_the_plugin_where_python_m_mass_plugin_does(tmp_path):
-    """common.sh finds --user-dir without importing the package (and fairseq);
-    it must name the directory `python -m mass_plugin` prints, from anywhere."""
+    """The recipes' common.sh (in the folder `python -m mass_tools.shell` prints)
+    finds --user-dir without importing the package (and fairseq); it must name
+    the directory `python -m mass_plugin` prints, from anywhere."""
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update(NUM_GPUS="0")
     env.pop("USER_DIR", None)
-    recipes = subprocess.run(["bash", "-c", f"source {EXAMPLES}/common.sh && echo $USER_DIR"],
+    recipes = subprocess.run(["bash", "-c", 'source "$(python -m mass_tools.shell)/common.sh" '
+                              "&& echo $USER_DIR"],
                              cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     module = subprocess.run(["python", "-m", "mass_plugin"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, check=True)
@@ -129,7 +136,8 @@ def test_effective_batch_stays_constant_across_gpu_counts(gpus, expected):
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update(NUM_GPUS=str(gpus), MAX_TOKENS="4096", TOKENS_PER_UPDATE="131072")
-    out = subprocess.run(["bash", "-c", "source examples/common.sh && device_args"],
+    out = subprocess.run(["bash", "-c", 'source "$(python -m mass_tools.shell)/common.sh" '
+                          "&& device_args"],
                          cwd=REPO, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected
 
@@ -160,7 +168,7 @@ def test_low_resource_comparison_runs_both_inits_and_directions_and_resumes(quic
 
 
 def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
-    """Two rounds of examples/unsup_nmt_offline.sh from the quickstart's
+    """Two rounds of projects/unsupervised/offline_bt.sh from the quickstart's
     cross-lingual checkpoint: each round trains on the other direction's
     translations of a new monolingual slice, starting from its previous model."""
     work, _ = quickstart
@@ -171,7 +179,7 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
                              ("test", REPO / f"examples/data/test.{lang}")):
             lines = source.read_text().splitlines()[:10]
             write(raw / f"{name}.{lang}", lines)
-    subprocess.run(["python", "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+    subprocess.run(["python", "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
                     "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
                    cwd=REPO, env=cli_env(), check=True, capture_output=True)
@@ -181,13 +189,13 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
                      REFERENCE_PREFIX=raw / "test", WORK_DIR=out, ROUNDS=2, MONO_LINES=30,
                      MAX_UPDATE=1, MAX_TOKENS=2000, BEAM=1, NUM_GPUS=0,
                      MODEL_ARGS=_small_model_args())
-    log = bash("unsup_nmt_offline.sh", **variables)
+    log = bash("projects/unsupervised/offline_bt.sh", **variables)
     rows = [r.split("\t") for r in (out / "results.tsv").read_text().splitlines()]
     assert rows[0] == ["round", "direction", "BLEU", "chrF", "minutes"]
     assert sorted((r[0], r[1]) for r in rows[1:]) == [
         (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
     assert all(re.fullmatch(r"[\d.]+", r[2]) for r in rows[1:])
-    # rounds.csv: a row per round in docs/unsupervised.csv's columns, each
+    # rounds.csv: a row per round in projects/unsupervised/results.csv's columns, each
     # round's BLEU tested against round 0's, the share of French in en->fr
     with open(out / "rounds.csv", newline="") as f:
         table = list(csv.DictReader(f))
@@ -218,7 +226,7 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
     # not translated for or trained again
     (out / "results.tsv").write_text(
         "\n".join("\t".join(r) for r in rows if r[:2] != ["2", "en-fr"]) + "\n")
-    again = bash("unsup_nmt_offline.sh", **variables)
+    again = bash("projects/unsupervised/offline_bt.sh", **variables)
     assert "round 1: done, skipping" in again and "translating" not in again
     assert "round 2: en->fr trained before, scoring it" in again and "fine-tuning" not in again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
@@ -236,10 +244,10 @@ def test_offline_recipe_reads_one_way_lexicons_by_prefix(quickstart, tmp_path):
                      PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
                      REFERENCE_PREFIX=REPO / "examples/data/test", WORK_DIR=out, ROUNDS=0,
                      NUM_GPUS=0, LEXICON=lexicon, SPM_MODEL=work / "spm.model")
-    bash("unsup_nmt_offline.sh", **variables)
+    bash("projects/unsupervised/offline_bt.sh", **variables)
     for src, tgt in (("en", "fr"), ("fr", "en")):
         expected = subprocess.run(
-            ["python", "data-prep/translate_words.py",
+            ["python", "-m", "projects.unsupervised.translate_words",
              "--lexicon", tmp_path / f"one.{src}-{tgt}.tsv", "--min-score", "0.1",
              "--src-lang", src, "--tgt-lang", tgt, "--input", REPO / f"examples/data/test.{src}"],
             cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
@@ -248,7 +256,7 @@ def test_offline_recipe_reads_one_way_lexicons_by_prefix(quickstart, tmp_path):
     assert " le " not in f" {fr_en.lower()} " and " les " not in f" {fr_en.lower()} "
     (tmp_path / "one.fr-en.tsv").unlink()
     assert "one.fr-en.tsv is missing or empty" in bash_error(
-        "unsup_nmt_offline.sh", **{**variables, "WORK_DIR": tmp_path / "again"})
+        "projects/unsupervised/offline_bt.sh", **{**variables, "WORK_DIR": tmp_path / "again"})
 
 
 def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path):
@@ -263,7 +271,7 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
         for name, source in (("spm.test", work / f"spm/test.{lang}"),
                              ("test", REPO / f"examples/data/test.{lang}")):
             write(raw / f"{name}.{lang}", source.read_text().splitlines()[:10])
-    subprocess.run(["python", "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+    subprocess.run(["python", "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
                     "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
                    cwd=REPO, env=cli_env(), check=True, capture_output=True)
@@ -278,14 +286,15 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
                      MAX_UPDATE=1, MAX_TOKENS=2000, BEAM=1, NUM_GPUS=0,
                      MODEL_ARGS=_small_model_args(), LEXICON=lexicon,
                      SPM_MODEL=work / "spm.model", GEN_ENGINE="ctranslate2")
-    log = bash("unsup_nmt_offline.sh", **variables)
+    log = bash("projects/unsupervised/offline_bt.sh", **variables)
     rows = [r.split("\t") for r in (out / "results.tsv").read_text().splitlines()]
     assert sorted((r[0], r[1]) for r in rows[1:]) == [
         (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
 
     def words(*args, stdin):
-        return subprocess.run(["python", "data-prep/translate_words.py", "--lexicon", lexicon,
-                               "--min-score", "0.1", *map(str, args)], cwd=REPO,
+        return subprocess.run(["python", "-m", "projects.unsupervised.translate_words",
+                               "--lexicon", lexicon, "--min-score", "0.1", *map(str, args)],
+                              cwd=REPO,
                               env=cli_env(), input=stdin, capture_output=True, text=True,
                               check=True).stdout
 
@@ -309,7 +318,7 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
     # against word by word, and the share of French in round 0 is word by word's
     assert [(r["system"], r["round"]) for r in table] == [
         ("words_then_bt", str(i)) for i in range(3)]
-    share = subprocess.run(["python", "-m", "studies.output_stats", "--json",
+    share = subprocess.run(["python", "-m", "mass_tools.output_stats", "--json",
                             out / "round0.test.en-fr.txt"], cwd=REPO, env=cli_env(),
                            capture_output=True, text=True, check=True).stdout
     assert float(table[0]["share_fr"]) == json.loads(share)["french_share"]
@@ -327,7 +336,7 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
 
 
 def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
-    """examples/unsup_repair.sh, shrunken: round 0 is word by word; round 1
+    """projects/unsupervised/repair.sh, shrunken: round 0 is word by word; round 1
     trains on round trips through the lexicon (of the extra text too), from a
     denoising model, round 2 (resumed, decoding with CTranslate2) on round
     trips through round 1's model, from its checkpoint, and on round trips
@@ -360,13 +369,13 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                      FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
                      MODEL_ARGS=model, EXTRA_MONO_PREFIX=raw / "extra", DAE_UPDATES=2)
     # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
-    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 1})
+    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()
     # (and scores with a wider beam than its round trips': NBEST=3 > BEAM=2 alone is an error)
     # round 2 trains on round 1's pairs again (KEEP_ROUND1_PAIRS=1), round 3 below does not
     variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3,
                      KEEP_ROUND1_PAIRS=1)
-    log += bash("unsup_repair.sh", **variables)
+    log += bash("projects/unsupervised/repair.sh", **variables)
     for r, nbest in ((1, 2), (2, 3)):
         hyps = (out / f"round{r}.test.en-fr.txt.nbest").read_text().splitlines()
         assert len(hyps) == 12 * nbest
@@ -379,7 +388,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     # round 0: word by word, each direction with its own file and --min-score
     for src, tgt, score in (("en", "fr", "0.1"), ("fr", "en", "0.05")):
         expected = subprocess.run(
-            ["python", "data-prep/translate_words.py",
+            ["python", "-m", "projects.unsupervised.translate_words",
              "--lexicon", tmp_path / f"one.{src}-{tgt}.tsv", "--min-score", score,
              "--src-lang", src, "--tgt-lang", tgt, "--input", raw / f"test.{src}"],
             cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
@@ -426,13 +435,13 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "6"), ("2", "8")]
     assert rows[2]["p_en_fr"] and 0 <= float(rows[2]["share_fr"]) <= 1
     assert "== rounds.csv: words_then_repair,2,8," in log
-    again = bash("unsup_repair.sh", **variables)
+    again = bash("projects/unsupervised/repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
     assert "== rounds.csv" not in again  # nothing scored anew: no bootstrap again
     assert len((out / "results.tsv").read_text().splitlines()) == 7
     # a third round on its own round trips alone (the default)
     del variables["KEEP_ROUND1_PAIRS"]
-    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 3})
+    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 3})
     assert "round 3: training on" in log and "round 2: training on" not in log
     lines = {name: len((out / "round3" / name).read_text().splitlines())
              for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
@@ -450,7 +459,7 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     rows = [r if not r.startswith("1\t") else "\t".join(r.split("\t")[:2] + ["99", "99", "0"])
             for r in (out / "valid.tsv").read_text().splitlines()]
     write(out / "valid.tsv", rows)
-    log = bash("unsup_repair.sh", **{**variables, "ROUNDS": 4, "PATIENCE": 1})
+    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 4, "PATIENCE": 1})
     assert ("== stopping after round 2: no better mean valid BLEU in the 1 round(s) since "
             "round 1") in log
     assert not (out / "round4").exists() and "training on" not in log
@@ -462,10 +471,10 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
                                ("GEN_ENGINE", "marian", "GEN_ENGINE=marian: choose fairseq"),
                                ("DAE_UPDATES", "1k", "DAE_UPDATES=1k: give a number of updates"),
                                ("SCORE_BEAM", "2", "NBEST=3 exceeds SCORE_BEAM=2")):
-        assert error in bash_error("unsup_repair.sh", **{**variables, name: value})
+        assert error in bash_error("projects/unsupervised/repair.sh", **{**variables, name: value})
     assert "PATIENCE=2 needs VALID_PREFIX" in bash_error(
-        "unsup_repair.sh", **{**variables, "PATIENCE": 2, "VALID_PREFIX": ""})
+        "projects/unsupervised/repair.sh", **{**variables, "PATIENCE": 2, "VALID_PREFIX": ""})
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
-    stderr = bash_error("unsup_repair.sh", **variables)
+    stderr = bash_error("projects/unsupervised/repair.sh", **variables)
     assert "one.fr-en.candidates.tsv is missing" in stderr
     assert "--candidates 5, or set SAMPLE_WORDS=0" in stderr

@@ -123,9 +123,9 @@ def three_lines(tmp_path):
 
 
 def translate_ct2(finetuned, source, *flags):
-    """examples/translate_ct2.py on ``source`` with the fine-tuned model."""
+    """mass_tools/translate_ct2.py on ``source`` with the fine-tuned model."""
     return subprocess.run(
-        [sys.executable, "examples/translate_ct2.py", "--model", finetuned / "ct2",
+        [sys.executable, "mass_tools/translate_ct2.py", "--model", finetuned / "ct2",
          "--spm", finetuned / "spm.model", "--input", source, "--threads", "1", *flags],
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
 

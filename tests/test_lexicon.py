@@ -1,5 +1,7 @@
-"""data-prep/induce_lexicon.py and data-prep/translate_words.py: a word
-lexicon from two monolingual corpora, and word-by-word translation with it."""
+"""The word tools of projects/unsupervised: a word lexicon from two monolingual
+corpora (induce_lexicon), word-by-word translation with it (translate_words),
+and the pairs made from it (denoising_pairs, lexicon_round_trip_pairs,
+model_round_trip_pairs, restore_placeholders)."""
 
 import collections
 import re
@@ -9,15 +11,15 @@ import sys
 import pytest
 
 from conftest import REPO, write
+from projects.unsupervised.induce_lexicon import tokenized
 
-PREP = REPO / "data-prep"
 DATA = REPO / "examples" / "data"
-sys.path.insert(0, str(PREP))
-from induce_lexicon import tokenized  # noqa: E402
 
 
 def prep(script, *args, stdin=None, check=True):
-    proc = subprocess.run([sys.executable, str(PREP / script), *map(str, args)],
+    """Run ``python -m projects.unsupervised.NAME`` for ``script`` NAME.py."""
+    module = f"projects.unsupervised.{script.removesuffix('.py')}"
+    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=REPO,
                           input=stdin, capture_output=True, text=True, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr[-3000:])
@@ -279,14 +281,14 @@ def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_m
     args = ["--input", tmp_path / "mono.en", "--back", tmp_path / "back.en", "--lexicon",
             lexicon, "--lang", "en", "--placeholder", "~", "--noisy-suffix", "nen",
             "--clean-suffix", "en"]
-    proc = prep("round_trip_pairs.py", *args, "--output", tmp_path / "a")
+    proc = prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "a")
     assert (tmp_path / "a.nen").read_text().splitlines() == ["Open those ~ of file.",
                                                              "~ of the file"]
     # the clean side: one placeholder for each run of words the lexicon lacks ("notes on")
     assert (tmp_path / "a.en").read_text().splitlines() == ["Open the ~ file.", "~ the file"]
     assert "2 of 5 lines kept" in proc.stderr
     # --min-score masks what translate_words.py left out: "Open" too, so line 1 no longer matches
-    prep("round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
+    prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
     assert (tmp_path / "b.en").read_text().splitlines() == ["~ the file"]
     # French input masked by the lexicon's second column, where "le" and "fichier" are known
     write(tmp_path / "mono.fr", ["le fichier notes", "x", "", "fichier", "x"])
@@ -294,14 +296,14 @@ def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_m
     fr = list(args)
     fr[fr.index("--input") + 1], fr[fr.index("--back") + 1] = (tmp_path / "mono.fr",
                                                                tmp_path / "back.fr")
-    prep("round_trip_pairs.py", *fr, "--output", tmp_path / "f", "--reverse", "--lang", "fr")
+    prep("model_round_trip_pairs.py", *fr, "--output", tmp_path / "f", "--reverse", "--lang", "fr")
     assert (tmp_path / "f.en").read_text().splitlines() == ["le fichier ~", "fichier", "~"]
     back = args.index("--back") + 1
     for lines, error in ((["x"], "--input has 5 lines, --back 1"),
                          (["~ and ~"] * 5, "no line has as many placeholders")):
         write(tmp_path / "other.en", lines)
         args[back] = tmp_path / "other.en"
-        proc = prep("round_trip_pairs.py", *args, "--output", tmp_path / "c", check=False)
+        proc = prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "c", check=False)
         assert proc.returncode == 1 and error in proc.stderr
 
 
@@ -315,22 +317,60 @@ def test_round_trip_pairs_make_word_by_word_mistakes_and_mask_what_the_lexicon_l
     args = ["--lexicon", lexicon, "--lang-column", "2", "--lang", "fr", "--other-lang", "en",
             "--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
             "--placeholder", "~", "--shuffle", "0", "--dropout", "0"]
-    prep("lexicon_noise.py", *args, "--output", tmp_path / "a", "--copies", "2")
+    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "a", "--copies", "2")
     noisy = (tmp_path / "a.nfr").read_text().splitlines()
     clean = (tmp_path / "a.fr").read_text().splitlines()
     assert noisy == ["~ le cellule ~."] * 2 + ["le cellule perdu"] * 2 + ["~ le cellule"] * 2
     assert clean == ["~ la cellule ~."] * 2 + ["la cellule perdu"] * 2 + ["~ la cellule"] * 2
-    prep("lexicon_noise.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
+    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
     assert (tmp_path / "b.nfr").read_text().splitlines()[1] == "le cellule ~"
-    # shuffled and thinned as noise_words.py does, placeholders never dropped
+    # shuffled and thinned as denoising_pairs.py does, placeholders never dropped
     write(tmp_path / "long.fr", [" ".join(["la cellule perdue"] * 30)])
     args[args.index("--input") + 1] = tmp_path / "long.fr"
     in_order = ["le", "cellule", "~"] * 30
     args[-3:] = ["3", "--dropout", "0"]
-    prep("lexicon_noise.py", *args, "--output", tmp_path / "c")
+    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "c")
     shuffled = (tmp_path / "c.nfr").read_text().split()
     assert shuffled != in_order and sorted(shuffled) == sorted(in_order)
     args[-3:] = ["0", "--dropout", "0.3"]
-    prep("lexicon_noise.py", *args, "--output", tmp_path / "d")
+    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "d")
     thinned = (tmp_path / "d.nfr").read_text().split()
     assert thinned.count("~") == 30 and thinned.count("le") < 25
+
+
+def test_noised_copies_move_words_locally_drop_some_and_keep_the_line_beside_them(tmp_path):
+    words = [f"w{i}" for i in range(30)]
+    write(tmp_path / "mono.fr", [" ".join(words), "", " ".join(words[:5])])
+    args = ["--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
+            "--copies", "20", "--shuffle", "3", "--dropout", "0.1"]
+    prep("denoising_pairs.py", *args, "--output", tmp_path / "a")
+    noisy = (tmp_path / "a.nfr").read_text().splitlines()
+    clean = (tmp_path / "a.fr").read_text().splitlines()
+    assert len(noisy) == len(clean) == 40  # the empty line is skipped
+    assert clean[:20] == [" ".join(words)] * 20 and clean[20:] == [" ".join(words[:5])] * 20
+    dropped = 0
+    for line in noisy[:20]:
+        kept = line.split()
+        dropped += 30 - len(kept)
+        # a word moves by less than 3 positions: in order, kept words stay
+        # within 3 of where they were, counting the dropped ones before them
+        positions = [int(word[1:]) for word in kept]
+        assert len(set(positions)) == len(positions)
+        assert all(abs(b - a) < 3 or b > a for a, b in zip(positions, positions[1:]))
+        assert all(positions[j] >= i - 2 for j, i in enumerate(range(len(kept))))
+    assert noisy[:20] != [" ".join(words)] * 20, "nothing was shuffled"
+    assert 0.03 < dropped / 600 < 0.2, dropped
+    prep("denoising_pairs.py", *args, "--output", tmp_path / "b")
+    assert (tmp_path / "b.nfr").read_text() == (tmp_path / "a.nfr").read_text()
+    prep("denoising_pairs.py", *args, "--seed", "2", "--output", tmp_path / "c")
+    assert (tmp_path / "c.nfr").read_text() != (tmp_path / "a.nfr").read_text()
+
+
+def test_noising_says_what_is_wrong(tmp_path):
+    write(tmp_path / "empty.fr", ["", ""])
+    base = ["--output", tmp_path / "x", "--noisy-suffix", "nfr", "--clean-suffix", "fr"]
+    proc = prep("denoising_pairs.py", "--input", tmp_path / "empty.fr", *base, check=False)
+    assert proc.returncode == 1 and "no non-empty line" in proc.stderr
+    proc = prep("denoising_pairs.py", "--input", tmp_path / "empty.fr", *base, "--dropout", "1",
+                check=False)
+    assert proc.returncode == 2 and "--dropout 1.0" in proc.stderr

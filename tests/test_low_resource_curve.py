@@ -1,4 +1,4 @@
-"""studies/low_resource_curve.py, shrunken: a tiny model, a few updates, two
+"""projects/low_resource/curve.py, shrunken: a tiny model, a few updates, two
 sizes, on slices of the bundled real text; and its parts (which runs a curve
 makes, seeds included, is checked without training)."""
 
@@ -15,7 +15,7 @@ import pytest
 from fairseq import checkpoint_utils
 
 from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
-from studies import low_resource_curve as curve
+from projects.low_resource import curve
 
 DATA = REPO / "examples" / "data"
 SMALL = ["--sizes", "40,80", "--seeds", "1",
@@ -28,7 +28,7 @@ SMALL = ["--sizes", "40,80", "--seeds", "1",
 def run_curve(*args, check=True):
     env = cli_env()
     env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
-    proc = subprocess.run([sys.executable, "-m", "studies.low_resource_curve",
+    proc = subprocess.run([sys.executable, "-m", "projects.low_resource.curve",
                            *SMALL, *map(str, args)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     if check and proc.returncode != 0:
@@ -205,7 +205,7 @@ def test_a_failed_pretraining_skips_its_runs_and_the_others_go_on(jobs):
 
 
 def test_run_guarded_reports_what_it_catches_and_lets_the_rest_through(capsys):
-    from studies.runner import run_guarded
+    from projects.runner import run_guarded
 
     done = []
 
@@ -221,7 +221,7 @@ def test_run_guarded_reports_what_it_catches_and_lets_the_rest_through(capsys):
 
 
 def test_progress_lines_of_parallel_runs_never_run_into_each_other():
-    from studies.runner import progress, run_guarded
+    from projects.runner import progress, run_guarded
 
     class SlowStream:  # gives the other threads a chance inside every write
         def __init__(self):
@@ -299,7 +299,7 @@ def test_checkpoints_are_kept_by_validation_bleu(curve_run):
 
 
 def test_a_directory_in_use_by_another_process_is_refused_naming_it(tmp_path):
-    from studies.runner import exclusive
+    from projects.runner import exclusive
 
     holder = hold_elsewhere(tmp_path / "run")
     try:
@@ -316,7 +316,7 @@ def test_a_directory_in_use_by_another_process_is_refused_naming_it(tmp_path):
 
 
 def test_a_command_that_outlives_its_driver_keeps_the_directory(tmp_path):
-    from studies.runner import RecipeRunner, exclusive
+    from projects.runner import RecipeRunner, exclusive
 
     runner = RecipeRunner(tmp_path / "work")
     pid_file = tmp_path / "sleeper.pid"

@@ -1,4 +1,4 @@
-"""studies/output_stats.py: the language and repetition shares of a file of
+"""mass_tools/output_stats.py: the language and repetition shares of a file of
 outputs, on lines whose answer is known."""
 
 import json
@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from conftest import REPO, cli_env
-from studies import output_stats
+from mass_tools import output_stats
 
 LINES = [
     "Cliquez sur le bouton et choisissez une couleur dans la liste.",  # French
@@ -35,7 +35,7 @@ def test_repetition_is_a_bigram_three_times():
 def test_shares_of_a_file_from_the_command_line(tmp_path):
     path = tmp_path / "hyp.txt"
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "studies.output_stats", str(path), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "mass_tools.output_stats", str(path), "--json"],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

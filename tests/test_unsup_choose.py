@@ -1,9 +1,9 @@
-"""studies/unsup_choose.py: the repair recipe's round chosen on the valid set."""
+"""projects/unsupervised/choose_round.py: the repair recipe's round chosen on the valid set."""
 
 import pytest
 
 from conftest import write
-from studies import unsup_choose
+from projects.unsupervised import choose_round
 
 HEADER = "round\tdirection\tBLEU\tchrF\tminutes"
 
@@ -23,9 +23,9 @@ def test_the_best_mean_valid_bleu_is_chosen_and_the_test_set_plays_no_part(tmp_p
     table(tmp_path / "results.tsv", [
         (2, "en-fr", "8.00", "36.0", 5), (2, "fr-en", "9.00", "37.0", 5),
         (3, "en-fr", "20.00", "40.0", 7), (3, "fr-en", "20.00", "40.0", 7)])
-    unsup_choose.main(["--work-dir", str(tmp_path), "--round-only"])
+    choose_round.main(["--work-dir", str(tmp_path), "--round-only"])
     assert capsys.readouterr().out == "2\n"
-    unsup_choose.main(["--work-dir", str(tmp_path)])
+    choose_round.main(["--work-dir", str(tmp_path)])
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("chosen on valid: round 2 (en->fr / fr->en): valid "
                       "BLEU 11.00 / 12.00 (mean 11.50)")
@@ -39,30 +39,30 @@ def test_ties_go_to_chrf_then_to_the_earlier_round(tmp_path):
             (2, "en-fr", "11.91", "40.19", 2), (2, "fr-en", "12.30", "39.54", 2),
             (3, "en-fr", "11.91", "40.19", 3), (3, "fr-en", "12.30", "39.54", 3)]
     table(tmp_path / "valid.tsv", rows)
-    valid = unsup_choose.read_results(tmp_path / "valid.tsv")
+    valid = choose_round.read_results(tmp_path / "valid.tsv")
     # the same mean BLEU (24.21 / 2) in rounds 1-3: chrF picks 2 over 1, 2 comes before 3
-    assert unsup_choose.choose(valid, ["en", "fr"]) == 2
+    assert choose_round.choose(valid, ["en", "fr"]) == 2
 
 
 def test_word_by_word_above_every_model_round_is_said(tmp_path):
     table(tmp_path / "valid.tsv", [(0, "en-fr", "10", "37", 0), (0, "fr-en", "11", "37", 0),
                                    (1, "en-fr", "9", "36", 1), (1, "fr-en", "10", "36", 1)])
-    valid = unsup_choose.read_results(tmp_path / "valid.tsv")
-    lines = unsup_choose.summary(tmp_path, ["en", "fr"], 1, valid)
+    valid = choose_round.read_results(tmp_path / "valid.tsv")
+    lines = choose_round.summary(tmp_path, ["en", "fr"], 1, valid)
     assert lines[-1] == ("word by word (round 0) is higher on valid: "
                          "BLEU 10.00 / 11.00 (mean 10.50)")
 
 
 def test_no_valid_table_or_no_model_round_is_an_error(tmp_path):
     with pytest.raises(SystemExit, match="no valid.tsv there"):
-        unsup_choose.main(["--work-dir", str(tmp_path)])
+        choose_round.main(["--work-dir", str(tmp_path)])
     table(tmp_path / "valid.tsv", [(0, "en-fr", "10", "37", 0), (0, "fr-en", "11", "37", 0),
                                    (1, "en-fr", "9", "36", 1)])
     with pytest.raises(SystemExit, match="no round after round 0 scored in both directions"):
-        unsup_choose.main(["--work-dir", str(tmp_path)])
+        choose_round.main(["--work-dir", str(tmp_path)])
 
 
 def test_langs_must_be_two(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        unsup_choose.main(["--work-dir", str(tmp_path), "--langs", "en,fr,de"])
+        choose_round.main(["--work-dir", str(tmp_path), "--langs", "en,fr,de"])
     assert "en,fr,de: give two languages, L1,L2" in capsys.readouterr().err

@@ -1,12 +1,12 @@
-"""studies/unsup_rounds.py: the offline recipe's rounds as rows of
-docs/unsupervised.csv, with significance and output language."""
+"""projects/unsupervised/rounds_table.py: the offline recipe's rounds as rows of
+projects/unsupervised/results.csv, with significance and output language."""
 
 import csv
 
 import pytest
 
 from conftest import write
-from studies import unsup_rounds
+from projects.unsupervised import rounds_table
 
 REFERENCE_FR = ["le fichier est ouvert", "la cellule est vide", "ouvrez le menu"] * 20
 REFERENCE_EN = ["the file is open", "the cell is empty", "open the menu"] * 20
@@ -31,7 +31,7 @@ def work(tmp_path):
 
 
 def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work):
-    unsup_rounds.main(["--work-dir", str(work), "--reference-prefix", str(work / "ref"),
+    rounds_table.main(["--work-dir", str(work), "--reference-prefix", str(work / "ref"),
                        "--system", "demo", "--updates-per-round", "500"])
     with open(work / "rounds.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -46,8 +46,8 @@ def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work
     # round 0's en->fr output is mostly English words: no line counts as French
     assert float(rows[0]["share_fr"]) == 0 and float(rows[1]["share_fr"]) == 1
     assert float(rows[1]["share_en"]) == 1
-    # examples/unsup_repair.sh: round 1 trains longer than later rounds
-    unsup_rounds.main(["--work-dir", str(work), "--reference-prefix", str(work / "ref"),
+    # projects/unsupervised/repair.sh: round 1 trains longer than later rounds
+    rounds_table.main(["--work-dir", str(work), "--reference-prefix", str(work / "ref"),
                        "--updates-per-round", "500", "--first-round-updates", "4000",
                        "--output", str(work / "repair.csv")])
     with open(work / "repair.csv", newline="") as f:
@@ -56,5 +56,5 @@ def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work
 
 def test_a_work_dir_without_results_is_named(tmp_path):
     with pytest.raises(SystemExit, match="no results.tsv there"):
-        unsup_rounds.main(["--work-dir", str(tmp_path), "--reference-prefix", "x",
+        rounds_table.main(["--work-dir", str(tmp_path), "--reference-prefix", "x",
                            "--updates-per-round", "1"])

@@ -34,7 +34,7 @@ from mass_plugin.tasks.unsupervised_translation import (
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """Non-parallel en and fr monolingual text, a small parallel valid/test set,
-    binarized with data-prep/binarize.py (one joint dictionary)."""
+    binarized with mass_tools/binarize.py (one joint dictionary)."""
     root = tmp_path_factory.mktemp("unsup")
     write(root / "mono.en", synthetic_sentences(1, 300, prefix="e"))
     write(root / "mono.fr", [to_french(s) for s in synthetic_sentences(2, 300, prefix="e")])
@@ -44,7 +44,7 @@ def data(tmp_path_factory):
     for split, lines in (("valid", pairs[:20]), ("test", pairs[20:])):
         write(root / f"{split}.en", lines)
         write(root / f"{split}.fr", [to_french(s) for s in lines])
-    run_cli([sys.executable, "data-prep/binarize.py", "--destdir", root / "bin",
+    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", root / "bin",
              "--langs", "en,fr", "--mono-train", f"{root}/mono.{{lang}}",
              "--mono-valid", f"{root}/mono.valid.{{lang}}", "--pair", "en-fr",
              "--train", root / "valid", "--valid", root / "valid", "--test", root / "test"],
@@ -352,7 +352,7 @@ def test_bleu_validation_then_decoding_and_fine_tuning_in_a_chosen_direction(dat
 
 
 def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resumes(data, tmp_path):
-    """examples/unsup_nmt_online.sh, shrunken: a 2-update cross-lingual MASS
+    """projects/unsupervised/online_bt.sh, shrunken: a 2-update cross-lingual MASS
     checkpoint, 4 updates of MASS + online back-translation, both directions
     of the test set scored; a second run keeps everything."""
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=2)
@@ -367,7 +367,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
                POST_PROCESS="none", NUM_GPUS="0")
 
     def recipe():
-        out = subprocess.run(["bash", "examples/unsup_nmt_online.sh"], cwd=REPO, env=env,
+        out = subprocess.run(["bash", "projects/unsupervised/online_bt.sh"], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
         return out.stdout + out.stderr
@@ -390,7 +390,7 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
 
 
 def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(data, tmp_path):
-    """studies/crosslingual_retrieval.py on a 1-update cross-lingual checkpoint.
+    """projects/crosslingual/retrieval.py on a 1-update cross-lingual checkpoint.
     Both sides hold the same text: in the same order every sentence retrieves
     its own line; in reversed order it retrieves its twin at the mirrored
     line, so precision at 1 is 0 (an even number of unique lines)."""
@@ -400,11 +400,11 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
         write(tmp_path / f"same.{lang}", lines)
     write(tmp_path / "rev.en", lines)
     write(tmp_path / "rev.fr", lines[::-1])
-    run_cli([sys.executable, "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
              "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
              "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    probe = [sys.executable, "-m", "studies.crosslingual_retrieval", tmp_path / "bin",
+    probe = [sys.executable, "-m", "projects.crosslingual.retrieval", tmp_path / "bin",
              "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
 
     def scores(subset):
@@ -423,18 +423,18 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
 
 
 def test_mining_pairs_each_sentence_with_its_twin_in_the_other_corpus(data, tmp_path):
-    """studies/mine_pairs.py on a 1-update checkpoint: the French corpus is
+    """projects/crosslingual/mine_pairs.py on a 1-update checkpoint: the French corpus is
     the English one in another order, so every mutual best pair by margin
     must be a line and its twin, whatever their positions."""
     lines = list(dict.fromkeys((data / "valid.en").read_text().splitlines()))[:16]
     order = [(7 * i + 3) % 16 for i in range(16)]
     write(tmp_path / "mono.en", lines)
     write(tmp_path / "mono.fr", [lines[i] for i in order])
-    run_cli([sys.executable, "data-prep/binarize.py", "--destdir", tmp_path / "bin",
+    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
              "--langs", "en,fr", "--dict", data / "bin/dict.txt",
              "--mono-train", tmp_path / "mono.{lang}"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    mine = [sys.executable, "-m", "studies.mine_pairs", tmp_path / "bin",
+    mine = [sys.executable, "-m", "projects.crosslingual.mine_pairs", tmp_path / "bin",
             "--path", tmp_path / "mass/checkpoint_last.pt", "--out", tmp_path / "mined/train"]
     run_cli(mine, cwd=REPO)
     en = (tmp_path / "mined/train.en").read_text().splitlines()

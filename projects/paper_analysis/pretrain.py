@@ -1,0 +1,55 @@
+"""The pre-training of each kind of point of projects/paper_analysis/__main__.py: MASS and
+its ablations, fairseq's denoising auto-encoder, and the masked-LM encoder
+joined with the language-model decoder."""
+
+from projects.paper_analysis.bert_lm import join_bert_lm
+
+MASS = ["--task", "masked_s2s", "--criterion", "masked_s2s_loss"]
+# BART's text infilling: spans of Poisson(3) length, 30% of the tokens
+DENOISING = ["--task", "denoising", "--criterion", "cross_entropy",
+             "--sample-break-mode", "eos", "--tokens-per-sample", "1024",
+             "--mask", "0.3", "--mask-random", "0.1", "--mask-length", "span-poisson",
+             "--poisson-lambda", "3", "--replace-length", "1",
+             "--permute-sentences", "0", "--rotate", "0"]
+# BERT's masked LM (15% of the tokens, 80/10/10), for the encoder
+MASKED_LM = ["--task", "masked_s2s", "--criterion", "encoder_mlm_loss",
+             "--mask-mode", "discrete", "--mask-ratio", "0.15"]
+# a language model, for the decoder: every token masked, so the encoder sees
+# nothing of the sentence
+LANGUAGE_MODEL = MASS + ["--mask-ratio", "1", "--random-token-prob", "0",
+                         "--leave-unmasked-prob", "0"]
+
+
+def pretrain_point(runner, point, pdir):
+    """Pre-train ``point`` in ``pdir``; the checkpoint to fine-tune from, or
+    None for random initialisation (the ``none`` baseline)."""
+    if point.kind in ("mass", "discrete", "feed"):
+        extra = MASS + ["--mask-ratio", str(point.ratio)]
+        if point.kind == "discrete":
+            extra += ["--mask-mode", "discrete"]
+        if point.kind == "feed":
+            extra += ["--feed-unmasked"]
+        runner.pretrain(pdir / "pretrain", pdir / "pretrain.log", extra,
+                        f"{point.name}: MASS pre-training")
+        return pdir / "pretrain" / "checkpoint_last.pt"
+    if point.kind == "dae":
+        runner.pretrain(pdir / "pretrain", pdir / "pretrain.log", DENOISING,
+                        f"{point.name}: denoising pre-training")
+        return pdir / "pretrain" / "checkpoint_last.pt"
+    if point.kind == "bert_lm":
+        return pretrain_bert_lm(runner, point, pdir)
+    return None
+
+
+def pretrain_bert_lm(runner, point, pdir):
+    """The encoder as a masked LM and the decoder as a language model, each
+    with the budget of one MASS run, then one checkpoint of the two."""
+    runner.pretrain(pdir / "encoder", pdir / "encoder.log", MASKED_LM,
+                    f"{point.name}: masked-LM pre-training of the encoder")
+    runner.pretrain(pdir / "decoder", pdir / "decoder.log", LANGUAGE_MODEL,
+                    f"{point.name}: language-model pre-training of the decoder")
+    joined = pdir / "joined.pt"
+    if not joined.exists():
+        join_bert_lm(pdir / "encoder" / "checkpoint_last.pt",
+                     pdir / "decoder" / "checkpoint_last.pt", joined, runner.args.seed)
+    return joined
