@@ -2,11 +2,13 @@
 # The whole path on the bundled demo data, sized for a CPU: one sentencepiece
 # model over English and French, MASS pre-training, en->fr fine-tuning,
 # translation of the test set, sacreBLEU. About 16 minutes on 2 CPU cores.
-#   bash examples/quickstart.sh            (from the repository root)
+#   bash examples/quickstart.sh            (from anywhere: the data is beside it)
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
 
+# the bundled English/French sample, in prepare_data.sh's layout
+RAW_DIR=${RAW_DIR:-$(dirname "$0")/data}
 WORK_DIR=${WORK_DIR:-work/quickstart}
 PRETRAIN_UPDATES=${PRETRAIN_UPDATES:-1200}
 FINETUNE_UPDATES=${FINETUNE_UPDATES:-1200}
@@ -24,7 +26,7 @@ here=$(dirname "$0")
 start=$SECONDS
 
 echo "== 1/4 data: subwords and binarized data in $WORK_DIR"
-WORK_DIR=$WORK_DIR VOCAB_SIZE=4000 bash "$here/prepare_data.sh"
+RAW_DIR=$RAW_DIR WORK_DIR=$WORK_DIR VOCAB_SIZE=4000 bash "$here/prepare_data.sh"
 
 echo "== 2/4 MASS pre-training on English and French monolingual text"
 DATA_BIN=$WORK_DIR/data-bin SAVE_DIR=$WORK_DIR/checkpoints/pretrain MASK_RATIO=$MASK_RATIO \
@@ -40,6 +42,6 @@ DATA_BIN=$WORK_DIR/data-bin PRETRAINED=$WORK_DIR/checkpoints/pretrain/checkpoint
 
 echo "== 4/4 translating the test set"
 DATA_BIN=$WORK_DIR/data-bin CHECKPOINT=$WORK_DIR/checkpoints/ft-en-fr/checkpoint_best.pt \
-    bash "$here/generate.sh"
+    REFERENCE=$RAW_DIR/test.fr bash "$here/generate.sh"
 
 echo "== done in $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
