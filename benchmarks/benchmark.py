@@ -47,10 +47,12 @@ of each, so the default run uses 8,000 sentences.
 import argparse
 import json
 import os
-import random
-import subprocess
 import sys
 import time
+
+from bench_configs import model_args
+from bench_data import prepare, run
+from bench_tables import cpu_tables, steady_tables
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -134,124 +136,6 @@ def resolve_defaults(parser, args):
     return args
 
 
-# ---------------------------------------------------------------- data
-
-def run(cmd, env=None):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    if proc.returncode != 0:
-        sys.exit(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
-    return proc.stdout
-
-
-def fairseq_bin(name):
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    return path if os.path.exists(path) else name
-
-
-def prepare(args):
-    """Subwords and binarized data for every configuration, with one dictionary."""
-    import sentencepiece as spm
-
-    work = args.workdir
-    os.makedirs(work, exist_ok=True)
-    if os.path.exists(os.path.join(work, "copy-bin", "dict.src.txt")):
-        return work
-    n = 2000 if args.quick else 20000
-    lines = []
-    for lang in ("en", "fr"):
-        with open(os.path.join(args.data, f"mono.{lang}"), encoding="utf-8") as f:
-            lines += [line.strip() for line in f if line.strip()][: n // 2]
-    random.Random(1).shuffle(lines)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_prefix=os.path.join(work, "spm"),
-        vocab_size=2000 if args.quick else 8000, character_coverage=1.0,
-        bos_id=-1, eos_id=-1, minloglevel=2)
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(work, "spm.model"))
-    pieces = [" ".join(p) for p in sp.encode(lines, out_type=str)]
-    with open(os.path.join(work, "train.txt"), "w", encoding="utf-8") as f:
-        f.write("\n".join(pieces) + "\n")
-    for side in ("src", "tgt"):  # sentence-copy pairs
-        with open(os.path.join(work, f"copy.{side}"), "w", encoding="utf-8") as f:
-            f.write("\n".join(pieces) + "\n")
-    preprocess = fairseq_bin("fairseq-preprocess")
-    run([preprocess, "--only-source", "--trainpref", f"{work}/train.txt",
-         "--destdir", f"{work}/mono-bin", "--workers", "2"])
-    run([preprocess, "-s", "src", "-t", "tgt", "--trainpref", f"{work}/copy",
-         "--srcdict", f"{work}/mono-bin/dict.txt", "--tgtdict", f"{work}/mono-bin/dict.txt",
-         "--destdir", f"{work}/copy-bin", "--workers", "2"])
-    return work
-
-
-def prepare_fixed_length(args, length):
-    """Sentences of exactly ``length`` tokens (with </s>), for the length table."""
-    work = os.path.join(args.workdir, f"len{length}")
-    if os.path.exists(os.path.join(work, "mono-bin", "dict.txt")):
-        return work
-    os.makedirs(work, exist_ok=True)
-    with open(os.path.join(args.workdir, "train.txt"), encoding="utf-8") as f:
-        stream = f.read().split()
-    n = 64 if args.quick else 400
-    rng = random.Random(length)
-    with open(os.path.join(work, "train.txt"), "w", encoding="utf-8") as f:
-        for _ in range(n):
-            start = rng.randrange(len(stream) - length)
-            f.write(" ".join(stream[start:start + length - 1]) + "\n")
-    run([fairseq_bin("fairseq-preprocess"), "--only-source", "--trainpref",
-         f"{work}/train.txt", "--srcdict", f"{args.workdir}/mono-bin/dict.txt",
-         "--destdir", f"{work}/mono-bin", "--workers", "1"])
-    return work
-
-
-# ---------------------------------------------------------------- configurations
-
-# model dimensions: the CPU tables' model, the pretrain_base preset's
-# (transformer_mass_base: GELU, dropout 0.1 everywhere) and --quick's
-DIMS = {
-    "d512": dict(layers=6, dim=512, ffn=2048, heads=8, activation="relu", dropouts=(0.1, 0, 0)),
-    "base": dict(layers=6, dim=768, ffn=3072, heads=12, activation="gelu",
-                 dropouts=(0.1, 0.1, 0.1)),
-    "quick": dict(layers=2, dim=64, ffn=256, heads=4, activation="relu", dropouts=(0.1, 0, 0)),
-}
-
-
-def describe(args, dims):
-    dims = DIMS["quick" if args.quick else dims]
-    return f"{dims['layers']}+{dims['layers']} layers, {dims['dim']} dims"
-
-
-def model_args(args, dims="d512"):
-    dims = DIMS["quick" if args.quick else dims]
-    out = []
-    for side in ("encoder", "decoder"):
-        out += [f"--{side}-layers", dims["layers"], f"--{side}-embed-dim", dims["dim"],
-                f"--{side}-ffn-embed-dim", dims["ffn"], f"--{side}-attention-heads",
-                dims["heads"], f"--{side}-learned-pos"]
-    dropout, attention, activation = dims["dropouts"]
-    return out + ["--share-all-embeddings", "--dropout", dropout, "--attention-dropout",
-                  attention, "--activation-dropout", activation,
-                  "--activation-fn", dims["activation"],
-                  "--max-source-positions", "1024", "--max-target-positions", "1024"]
-
-
-def denoising(work, ratio):
-    return ["--task", "denoising", f"{work}/mono-bin", "--arch", "bart_base",
-            "--criterion", "cross_entropy", "--mask", ratio, "--mask-random", "0.1",
-            "--mask-length", "span-poisson", "--poisson-lambda", "3.5",
-            "--replace-length", "1", "--permute-sentences", "0", "--rotate", "0",
-            "--insert", "0", "--sample-break-mode", "eos", "--tokens-per-sample", "1024"]
-
-
-def masked_s2s(work, ratio):
-    return ["--task", "masked_s2s", f"{work}/mono-bin", "--arch", "transformer_mass",
-            "--criterion", "masked_s2s_loss", "--mask-ratio", ratio]
-
-
-def copy_translation(work, arch="transformer"):
-    return ["--task", "translation", f"{work}/copy-bin", "-s", "src", "-t", "tgt",
-            "--arch", arch, "--criterion", "cross_entropy"]
-
-
 def measure(spec, args):
     """Run bench_worker.worker for ``spec`` in a fresh Python process."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
@@ -265,128 +149,6 @@ def measure(spec, args):
     result = json.loads(out.strip().splitlines()[-1])
     sys.stderr.write(f"  {result['name']}: {result['sentences_per_s']:.1f} sentences/s\n")
     return result
-
-
-# ---------------------------------------------------------------- tables
-
-def _cell(value, fmt):
-    return "-" if value is None else fmt.format(value)
-
-
-def table(title, rows, columns, ratios=None):
-    """Print ``rows`` (dicts) with ``columns`` [(key, header, format)], plus
-    the ratio to the first row of each column in ``ratios`` (default: all)."""
-    print(f"\n{title}")
-    if len({row.get("batches") for row in rows}) > 1:  # a bug, not a measurement
-        raise RuntimeError(f"{title}: the rows were not measured on the same batches")
-    ratio_columns = [c for c in columns if ratios is None or c[0] in ratios]
-    header = ["configuration"] + [h for _, h, _ in columns]
-    header += [f"{h} x" for _, h, _ in ratio_columns]
-    lines = [header]
-    for row in rows:
-        cells = [row["name"]] + [_cell(row.get(k), fmt) for k, _, fmt in columns]
-        cells += [f"{row[k] / rows[0][k]:.2f}" for k, _, _ in ratio_columns]
-        lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for line in lines:
-        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))
-
-
-SPEED = [("sentences_per_s", "sent/s", "{:.1f}"), ("src_tokens_per_s", "src tok/s", "{:.0f}"),
-         ("peak_mb", "peak MB", "{:.0f}")]
-STEADY = SPEED + [("step_ms", "step ms", "{:.1f}"), ("tflops", "TFLOP/s", "{:.3g}"),
-                  ("mfu_pct", "MFU %", "{:.1f}"), ("gpu_busy_pct", "GPU busy %", "{:.0f}"),
-                  ("warmup_steps", "warm-up", "{}")]
-
-
-def cpu_tables(args, spec, work):
-    """The CPU tables: fixed updates after two warm-up updates."""
-    main_rows = [spec("denoising (BART) mask 0.5", denoising(work, 0.5)),
-                 spec("translation copy", copy_translation(work), decode=True),
-                 spec("masked_s2s 0.5", masked_s2s(work, 0.5))]
-    table("Training cost, same model and batch size", main_rows, SPEED)
-    mass_copy = spec("translation copy, transformer_mass",
-                     copy_translation(work, "transformer_mass"), decode=True)
-    ratios = [0.15] if args.quick else [0.15, 0.3, 0.7]
-    ratio_rows = [main_rows[2]] + [spec(f"masked_s2s {r}", masked_s2s(work, r)) for r in ratios]
-    table("masked_s2s by mask ratio", ratio_rows, SPEED)
-
-    print("\nData cost (masking + collation) per batch vs one training step")
-    for row in main_rows:
-        print(f"  {row['name']}: data {1000 * row['data_s']:.1f} ms, step "
-              f"{1000 * row['step_s']:.1f} ms, {100 * row['data_s'] / row['step_s']:.1f}%")
-
-    table("Decoding (beam 5, 32 output tokens), transformer_mass vs transformer",
-          [dict(name="transformer", decode=main_rows[1]["decode_sentences_per_s"]),
-           dict(name="transformer_mass", decode=mass_copy["decode_sentences_per_s"])],
-          [("decode", "sent/s", "{:.1f}")])
-
-    lengths = [64] if args.quick else [64, 128, 256, 512]
-    for length in lengths:
-        fixed = prepare_fixed_length(args, length)
-        rows = [spec(f"denoising L={length}", denoising(fixed, 0.5), data=fixed),
-                spec(f"masked_s2s L={length}", masked_s2s(fixed, 0.5), data=fixed)]
-        table(f"Sentences of {length} tokens", rows, SPEED)
-
-
-def steady_tables(args, spec, work):
-    """The steady-state tables; returns the target checks as text lines."""
-    def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None):
-        precision = precision or args.precision
-        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + ("-cudnn" if env else "")
-        row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
-                   precision=precision, profile=profile, slug=slug, env=env or {})
-        row["step_ms"] = 1000 * row["step_s"]
-        row["mfu_pct"] = None if row.get("mfu") is None else 100 * row["mfu"]
-        row["gpu_busy_pct"] = None if row.get("gpu_busy") is None else 100 * row["gpu_busy"]
-        return row
-
-    checks = []
-    for name in args.tables:
-        checks += (base_table if name == "base" else sizes_table)(args, steady, work)
-    return checks
-
-
-def sizes_table(args, steady, work):
-    """denoising against masked_s2s at each --sizes, the 512-dimension model."""
-    checks = []
-    for size in args.sizes:
-        rows = [steady("denoising (BART) mask 0.5", denoising(work, 0.5), size),
-                steady("masked_s2s 0.5", masked_s2s(work, 0.5), size,
-                       profile=size == max(args.sizes))]
-        table(f"Steady state, {describe(args, 'd512')}, {args.precision}, --max-tokens {size}",
-              rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s", "peak_mb"])
-        ratio = rows[1]["sentences_per_s"] / rows[0]["sentences_per_s"]
-        checks.append(f"masked_s2s 0.5 / denoising sentences/s at {size} tokens: "
-                      f"{ratio:.2f}x (target >= 1.3x)")
-    return checks
-
-
-def base_table(args, steady, work):
-    """The pretrain_base model: masked_s2s in each --base-precisions (with
-    --cudnn-row also with torch's cuDNN attention, which the plugin turns
-    off), beside denoising."""
-    size = args.base_size
-    first = args.base_precisions[0]
-    rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
-                   profile=True) for p in args.base_precisions]
-    if args.device == "cuda" and args.cudnn_row:
-        rows.append(steady(f"masked_s2s 0.5 {first}, cuDNN attention", masked_s2s(work, 0.5),
-                           size, "base", first, profile=True,
-                           env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
-    rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
-                       size, "base", first))
-    table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
-          f"{size}", rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s"])
-    checks = [f"masked_s2s 0.5 / denoising sentences/s, base model, {first}: "
-              f"{rows[0]['sentences_per_s'] / rows[-1]['sentences_per_s']:.2f}x "
-              "(target >= 1.3x)"]
-    for row in rows[:-1]:
-        mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
-        checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "
-                      f"{row.get('peak_tflops')} TFLOP/s on {row.get('device')} "
-                      "(target >= 30%)")
-    return checks
 
 
 def main(argv=None):

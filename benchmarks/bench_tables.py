@@ -1,0 +1,125 @@
+"""The tables benchmark.py prints: which configurations each measures, and
+their formatting (speeds, peak memory, ratios to the first row)."""
+
+from bench_configs import copy_translation, denoising, describe, masked_s2s, model_args
+from bench_data import prepare_fixed_length
+
+
+def _cell(value, fmt):
+    return "-" if value is None else fmt.format(value)
+
+
+def table(title, rows, columns, ratios=None):
+    """Print ``rows`` (dicts) with ``columns`` [(key, header, format)], plus
+    the ratio to the first row of each column in ``ratios`` (default: all)."""
+    print(f"\n{title}")
+    if len({row.get("batches") for row in rows}) > 1:  # a bug, not a measurement
+        raise RuntimeError(f"{title}: the rows were not measured on the same batches")
+    ratio_columns = [c for c in columns if ratios is None or c[0] in ratios]
+    header = ["configuration"] + [h for _, h, _ in columns]
+    header += [f"{h} x" for _, h, _ in ratio_columns]
+    lines = [header]
+    for row in rows:
+        cells = [row["name"]] + [_cell(row.get(k), fmt) for k, _, fmt in columns]
+        cells += [f"{row[k] / rows[0][k]:.2f}" for k, _, _ in ratio_columns]
+        lines.append(cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))
+
+
+SPEED = [("sentences_per_s", "sent/s", "{:.1f}"), ("src_tokens_per_s", "src tok/s", "{:.0f}"),
+         ("peak_mb", "peak MB", "{:.0f}")]
+STEADY = SPEED + [("step_ms", "step ms", "{:.1f}"), ("tflops", "TFLOP/s", "{:.3g}"),
+                  ("mfu_pct", "MFU %", "{:.1f}"), ("gpu_busy_pct", "GPU busy %", "{:.0f}"),
+                  ("warmup_steps", "warm-up", "{}")]
+
+
+def cpu_tables(args, spec, work):
+    """The CPU tables: fixed updates after two warm-up updates."""
+    main_rows = [spec("denoising (BART) mask 0.5", denoising(work, 0.5)),
+                 spec("translation copy", copy_translation(work), decode=True),
+                 spec("masked_s2s 0.5", masked_s2s(work, 0.5))]
+    table("Training cost, same model and batch size", main_rows, SPEED)
+    mass_copy = spec("translation copy, transformer_mass",
+                     copy_translation(work, "transformer_mass"), decode=True)
+    ratios = [0.15] if args.quick else [0.15, 0.3, 0.7]
+    ratio_rows = [main_rows[2]] + [spec(f"masked_s2s {r}", masked_s2s(work, r)) for r in ratios]
+    table("masked_s2s by mask ratio", ratio_rows, SPEED)
+
+    print("\nData cost (masking + collation) per batch vs one training step")
+    for row in main_rows:
+        print(f"  {row['name']}: data {1000 * row['data_s']:.1f} ms, step "
+              f"{1000 * row['step_s']:.1f} ms, {100 * row['data_s'] / row['step_s']:.1f}%")
+
+    table("Decoding (beam 5, 32 output tokens), transformer_mass vs transformer",
+          [dict(name="transformer", decode=main_rows[1]["decode_sentences_per_s"]),
+           dict(name="transformer_mass", decode=mass_copy["decode_sentences_per_s"])],
+          [("decode", "sent/s", "{:.1f}")])
+
+    lengths = [64] if args.quick else [64, 128, 256, 512]
+    for length in lengths:
+        fixed = prepare_fixed_length(args, length)
+        rows = [spec(f"denoising L={length}", denoising(fixed, 0.5), data=fixed),
+                spec(f"masked_s2s L={length}", masked_s2s(fixed, 0.5), data=fixed)]
+        table(f"Sentences of {length} tokens", rows, SPEED)
+
+
+def steady_tables(args, spec, work):
+    """The steady-state tables; returns the target checks as text lines."""
+    def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None):
+        precision = precision or args.precision
+        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + ("-cudnn" if env else "")
+        row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
+                   precision=precision, profile=profile, slug=slug, env=env or {})
+        row["step_ms"] = 1000 * row["step_s"]
+        row["mfu_pct"] = None if row.get("mfu") is None else 100 * row["mfu"]
+        row["gpu_busy_pct"] = None if row.get("gpu_busy") is None else 100 * row["gpu_busy"]
+        return row
+
+    checks = []
+    for name in args.tables:
+        checks += (base_table if name == "base" else sizes_table)(args, steady, work)
+    return checks
+
+
+def sizes_table(args, steady, work):
+    """denoising against masked_s2s at each --sizes, the 512-dimension model."""
+    checks = []
+    for size in args.sizes:
+        rows = [steady("denoising (BART) mask 0.5", denoising(work, 0.5), size),
+                steady("masked_s2s 0.5", masked_s2s(work, 0.5), size,
+                       profile=size == max(args.sizes))]
+        table(f"Steady state, {describe(args, 'd512')}, {args.precision}, --max-tokens {size}",
+              rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s", "peak_mb"])
+        ratio = rows[1]["sentences_per_s"] / rows[0]["sentences_per_s"]
+        checks.append(f"masked_s2s 0.5 / denoising sentences/s at {size} tokens: "
+                      f"{ratio:.2f}x (target >= 1.3x)")
+    return checks
+
+
+def base_table(args, steady, work):
+    """The pretrain_base model: masked_s2s in each --base-precisions (with
+    --cudnn-row also with torch's cuDNN attention, which the plugin turns
+    off), beside denoising."""
+    size = args.base_size
+    first = args.base_precisions[0]
+    rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
+                   profile=True) for p in args.base_precisions]
+    if args.device == "cuda" and args.cudnn_row:
+        rows.append(steady(f"masked_s2s 0.5 {first}, cuDNN attention", masked_s2s(work, 0.5),
+                           size, "base", first, profile=True,
+                           env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
+    rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
+                       size, "base", first))
+    table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
+          f"{size}", rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s"])
+    checks = [f"masked_s2s 0.5 / denoising sentences/s, base model, {first}: "
+              f"{rows[0]['sentences_per_s'] / rows[-1]['sentences_per_s']:.2f}x "
+              "(target >= 1.3x)"]
+    for row in rows[:-1]:
+        mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
+        checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "
+                      f"{row.get('peak_tflops')} TFLOP/s on {row.get('device')} "
+                      "(target >= 30%)")
+    return checks
