@@ -15,7 +15,6 @@ the detokenised output against the raw reference.
 """
 
 import argparse
-import importlib.util
 import os
 import re
 import subprocess
@@ -44,14 +43,6 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for every system")
     parser.add_argument("--work-dir", default=os.path.join(REPO, "work", "serving"))
     return parser.parse_args(argv)
-
-
-def _translate_ct2_module():
-    spec = importlib.util.spec_from_file_location(
-        "translate_ct2", os.path.join(REPO, "examples", "translate_ct2.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def export(args):
@@ -100,12 +91,13 @@ def ctranslate2_run(args, ct2_dir, lines, compute_type):
     import ctranslate2
     import sentencepiece
 
-    tool = _translate_ct2_module()
+    from mass_tools.translate_ct2 import translate
+
     translator = ctranslate2.Translator(ct2_dir, device="cpu", compute_type=compute_type,
                                         intra_threads=args.threads)
     spm = sentencepiece.SentencePieceProcessor(model_file=args.spm)
     start = time.perf_counter()
-    hyps = tool.translate(translator, spm, lines, beam=args.beam, batch_size=args.batch_size)
+    hyps = translate(translator, spm, lines, beam=args.beam, batch_size=args.batch_size)
     return hyps, len(lines) / (time.perf_counter() - start)
 
 

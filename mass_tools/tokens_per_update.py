@@ -15,13 +15,14 @@ position limits, which decide which sentences are skipped.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PLUGIN = os.path.join(REPO, "mass_plugin")
+# the installed plugin's directory (what `python -m mass_plugin` prints), for --user-dir
+PLUGIN = os.path.dirname(importlib.util.find_spec("mass_plugin").origin)
 
 
 def parse_args(argv=None):

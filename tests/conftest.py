@@ -84,7 +84,7 @@ def binarize(lines, dictionary, prefix):
 def binarize_splits(root, splits):
     """One joint dictionary (``root/dict.txt``) over ``splits``, a dict
     {name: lines}, and each split binarized as ``root/name.bin/.idx``
-    (e.g. ``train.en``, ``train.fr``: the layout of mass_tools/binarize.py)."""
+    (e.g. ``train.en``, ``train.fr``: the layout of mass-binarize)."""
     dictionary = build_dictionary([line for lines in splits.values() for line in lines])
     dictionary.save(str(root / "dict.txt"))
     for name, lines in splits.items():
@@ -94,7 +94,7 @@ def binarize_splits(root, splits):
 
 def binarize_bilingual(root):
     """Non-parallel en and fr text and a parallel en-fr valid set in ``root``,
-    with one dictionary, in mass_tools/binarize.py's layout (``train.en``,
+    with one dictionary, in mass-binarize's layout (``train.en``,
     ``valid.fr``, ``valid.en-fr.en``...): what masked_s2s --langs en,fr and
     unsupervised_translation read."""
     root.mkdir(parents=True, exist_ok=True)
@@ -267,3 +267,31 @@ def hold_elsewhere(directory):
                               stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
     return holder
+
+
+def unsup_data(root):
+    """Non-parallel en and fr monolingual text, a small parallel valid/test set,
+    binarized with mass-binarize (one joint dictionary)."""
+    write(root / "mono.en", synthetic_sentences(1, 300, prefix="e"))
+    write(root / "mono.fr", [to_french(s) for s in synthetic_sentences(2, 300, prefix="e")])
+    write(root / "mono.valid.en", synthetic_sentences(3, 20, prefix="e"))
+    write(root / "mono.valid.fr", [to_french(s) for s in synthetic_sentences(4, 20, prefix="e")])
+    pairs = synthetic_sentences(5, 40, prefix="e")
+    for split, lines in (("valid", pairs[:20]), ("test", pairs[20:])):
+        write(root / f"{split}.en", lines)
+        write(root / f"{split}.fr", [to_french(s) for s in lines])
+    run_cli([sys.executable, "-m", "mass_tools.binarize", "--destdir", root / "bin",
+             "--langs", "en,fr", "--mono-train", f"{root}/mono.{{lang}}",
+             "--mono-valid", f"{root}/mono.valid.{{lang}}", "--pair", "en-fr",
+             "--train", root / "valid", "--valid", root / "valid", "--test", root / "test"],
+            cwd=REPO)
+    return root
+
+
+def cross_lingual_mass_checkpoint(data, save_dir, updates):
+    """A few updates of masked_s2s --langs en,fr: save_dir/checkpoint_last.pt."""
+    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
+             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
+             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
+             "--max-tokens", "300", "--max-update", str(updates), "--disable-validation",
+             "--save-dir", save_dir, "--num-workers", "0"], cwd=REPO)

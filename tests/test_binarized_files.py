@@ -61,7 +61,7 @@ def test_unsupervised_translation_names_the_truncated_pair_file(tmp_path):
     with pytest.raises(BinarizedDataError) as err:
         task.load_dataset("test")
     assert str(tmp_path / "test.en-fr.en.bin") in str(err.value)
-    assert "mass_tools/binarize.py --langs en,fr --pair en-fr --test" in str(err.value)
+    assert "mass-binarize --langs en,fr --pair en-fr --test" in str(err.value)
 
 
 def test_binarize_checks_what_it_wrote(mono_data):

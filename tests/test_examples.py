@@ -179,7 +179,7 @@ def test_offline_back_translation_rounds_chain_and_resume(quickstart, tmp_path):
                              ("test", REPO / f"examples/data/test.{lang}")):
             lines = source.read_text().splitlines()[:10]
             write(raw / f"{name}.{lang}", lines)
-    subprocess.run(["python", "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
+    subprocess.run(["python", "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
                     "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
                    cwd=REPO, env=cli_env(), check=True, capture_output=True)
@@ -271,7 +271,7 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
         for name, source in (("spm.test", work / f"spm/test.{lang}"),
                              ("test", REPO / f"examples/data/test.{lang}")):
             write(raw / f"{name}.{lang}", source.read_text().splitlines()[:10])
-    subprocess.run(["python", "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
+    subprocess.run(["python", "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
                     "--dict", work / "data-bin/dict.txt", "--langs", "en,fr",
                     "--pair", "en-fr", "--valid", raw / "spm.test", "--test", raw / "spm.test"],
                    cwd=REPO, env=cli_env(), check=True, capture_output=True)

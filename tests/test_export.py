@@ -125,7 +125,7 @@ def three_lines(tmp_path):
 def translate_ct2(finetuned, source, *flags):
     """mass_tools/translate_ct2.py on ``source`` with the fine-tuned model."""
     return subprocess.run(
-        [sys.executable, "mass_tools/translate_ct2.py", "--model", finetuned / "ct2",
+        [sys.executable, "-m", "mass_tools.translate_ct2", "--model", finetuned / "ct2",
          "--spm", finetuned / "spm.model", "--input", source, "--threads", "1", *flags],
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
 

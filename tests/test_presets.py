@@ -85,7 +85,7 @@ def scalar_tags(logdir):
 def data(tmp_path_factory):
     """One dictionary; monolingual train/valid.{en,fr} (masked_s2s --langs,
     unsupervised_translation) and en-fr pairs (translation, BLEU validation),
-    in the layout of mass_tools/binarize.py."""
+    in the layout of mass-binarize."""
     root = tmp_path_factory.mktemp("presets")
     mono = {"en": synthetic_sentences(1, 200, prefix="e")}
     mono["fr"] = [to_french(s) for s in synthetic_sentences(2, 200, prefix="e")]

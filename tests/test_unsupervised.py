@@ -2,10 +2,8 @@
 embeddings, online back-translation batches, two gloo ranks, exact resume,
 BLEU validation and decoding in a chosen direction."""
 
-import json
 import re
 import subprocess
-import sys
 
 import pytest
 import torch
@@ -17,13 +15,12 @@ from conftest import (
     REPO,
     assert_same_weights,
     cli_env,
+    cross_lingual_mass_checkpoint,
     kill_after_first_save,
     largest_weight_change,
     run_cli,
     run_two_gloo_ranks,
-    synthetic_sentences,
-    to_french,
-    write,
+    unsup_data,
 )
 from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationConfig,
@@ -33,23 +30,7 @@ from mass_plugin.tasks.unsupervised_translation import (
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    """Non-parallel en and fr monolingual text, a small parallel valid/test set,
-    binarized with mass_tools/binarize.py (one joint dictionary)."""
-    root = tmp_path_factory.mktemp("unsup")
-    write(root / "mono.en", synthetic_sentences(1, 300, prefix="e"))
-    write(root / "mono.fr", [to_french(s) for s in synthetic_sentences(2, 300, prefix="e")])
-    write(root / "mono.valid.en", synthetic_sentences(3, 20, prefix="e"))
-    write(root / "mono.valid.fr", [to_french(s) for s in synthetic_sentences(4, 20, prefix="e")])
-    pairs = synthetic_sentences(5, 40, prefix="e")
-    for split, lines in (("valid", pairs[:20]), ("test", pairs[20:])):
-        write(root / f"{split}.en", lines)
-        write(root / f"{split}.fr", [to_french(s) for s in lines])
-    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", root / "bin",
-             "--langs", "en,fr", "--mono-train", f"{root}/mono.{{lang}}",
-             "--mono-valid", f"{root}/mono.valid.{{lang}}", "--pair", "en-fr",
-             "--train", root / "valid", "--valid", root / "valid", "--test", root / "test"],
-            cwd=REPO)
-    return root
+    return unsup_data(tmp_path_factory.mktemp("unsup"))
 
 
 def train_command(data, save_dir, *extra):
@@ -62,15 +43,6 @@ def train_command(data, save_dir, *extra):
             "--max-update", "20", "--seed", "3", "--num-workers", "0",
             "--lambda-bt", "0:0,4:0,8:1", "--save-dir", save_dir,
             "--log-format", "simple", "--log-interval", "1", *extra]
-
-
-def cross_lingual_mass_checkpoint(data, save_dir, updates):
-    """A few updates of masked_s2s --langs en,fr: save_dir/checkpoint_last.pt."""
-    run_cli(["fairseq-train", data / "bin", "--user-dir", "mass_plugin", "--task", "masked_s2s",
-             "--langs", "en,fr", "--arch", "transformer_mass_tiny", "--criterion",
-             "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
-             "--max-tokens", "300", "--max-update", str(updates), "--disable-validation",
-             "--save-dir", save_dir, "--num-workers", "0"], cwd=REPO)
 
 
 def load_task(data, **overrides):
@@ -387,67 +359,3 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
     again = recipe()
     assert again.count("scored already, skipping") == 2
     assert "== training" not in again and "Translated" not in again
-
-
-def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(data, tmp_path):
-    """projects/crosslingual/retrieval.py on a 1-update cross-lingual checkpoint.
-    Both sides hold the same text: in the same order every sentence retrieves
-    its own line; in reversed order it retrieves its twin at the mirrored
-    line, so precision at 1 is 0 (an even number of unique lines)."""
-    lines = list(dict.fromkeys((data / "valid.en").read_text().splitlines()))[:16]
-    assert len(lines) == 16
-    for lang in ("en", "fr"):
-        write(tmp_path / f"same.{lang}", lines)
-    write(tmp_path / "rev.en", lines)
-    write(tmp_path / "rev.fr", lines[::-1])
-    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
-             "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
-             "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
-    cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    probe = [sys.executable, "-m", "projects.crosslingual.retrieval", tmp_path / "bin",
-             "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
-
-    def scores(subset):
-        out = run_cli(probe + ["--subset", subset], cwd=REPO)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
-    same, rev = scores("valid"), scores("test")
-    assert same["sentences"] == rev["sentences"] == 16 and same["chance"] == 1 / 16
-    for direction in ("en->fr", "fr->en"):
-        assert same[f"{direction} centred"] >= 0.9, same
-        assert rev[f"{direction} centred"] == 0.0, rev
-    missing = run_cli(probe + ["--subset", "train"], cwd=REPO, check=False)
-    assert missing.returncode != 0 and "train.en-fr.en.idx: no such file" in missing.stderr
-    wrong = run_cli(probe[:-3] + ["--langs", "en,de"], cwd=REPO, check=False)
-    assert wrong.returncode != 0 and "en-de" in wrong.stderr
-
-
-def test_mining_pairs_each_sentence_with_its_twin_in_the_other_corpus(data, tmp_path):
-    """projects/crosslingual/mine_pairs.py on a 1-update checkpoint: the French corpus is
-    the English one in another order, so every mutual best pair by margin
-    must be a line and its twin, whatever their positions."""
-    lines = list(dict.fromkeys((data / "valid.en").read_text().splitlines()))[:16]
-    order = [(7 * i + 3) % 16 for i in range(16)]
-    write(tmp_path / "mono.en", lines)
-    write(tmp_path / "mono.fr", [lines[i] for i in order])
-    run_cli([sys.executable, "mass_tools/binarize.py", "--destdir", tmp_path / "bin",
-             "--langs", "en,fr", "--dict", data / "bin/dict.txt",
-             "--mono-train", tmp_path / "mono.{lang}"], cwd=REPO)
-    cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    mine = [sys.executable, "-m", "projects.crosslingual.mine_pairs", tmp_path / "bin",
-            "--path", tmp_path / "mass/checkpoint_last.pt", "--out", tmp_path / "mined/train"]
-    run_cli(mine, cwd=REPO)
-    en = (tmp_path / "mined/train.en").read_text().splitlines()
-    fr = (tmp_path / "mined/train.fr").read_text().splitlines()
-    table = [row.split("\t") for row in (tmp_path / "mined/train.tsv").read_text().splitlines()]
-    assert table[0] == ["margin", "en_line", "fr_line"]
-    assert len(en) == len(fr) == len(table) - 1 >= 14
-    assert en == fr
-    for margin, i, j in table[1:]:
-        assert order[int(j) - 1] == int(i) - 1 and float(margin) >= 1.0
-    margins = [float(row[0]) for row in table[1:]]
-    assert margins == sorted(margins, reverse=True)
-    run_cli(mine + ["--max-pairs", "5"], cwd=REPO)
-    assert len((tmp_path / "mined/train.en").read_text().splitlines()) == 5
-    missing = run_cli(mine + ["--subset", "valid"], cwd=REPO, check=False)
-    assert missing.returncode != 0 and "valid.en.idx: no such file" in missing.stderr

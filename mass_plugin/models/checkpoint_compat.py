@@ -90,7 +90,7 @@ def check_compatible(model, state_dict) -> None:
             "the checkpoint was trained with another dictionary (the symbols or "
             "their order differ, so its embeddings would mean other words): "
             "fine-tune with the pre-training dictionary (fairseq-preprocess "
-            "--srcdict/--tgtdict PRETRAIN/dict.txt, or mass_tools/binarize.py "
+            "--srcdict/--tgtdict PRETRAIN/dict.txt, or mass-binarize "
             "--dict PRETRAIN/dict.txt)"
         )
     vocab_key = "encoder.embed_tokens.weight"
@@ -100,7 +100,7 @@ def check_compatible(model, state_dict) -> None:
             f"the checkpoint has a vocabulary of {state_dict[vocab_key].size(0)} symbols and "
             f"this task's dictionary (with <mask>) has {own[vocab_key].size(0)}: fine-tune "
             "with the pre-training dictionary (fairseq-preprocess --srcdict/--tgtdict "
-            "PRETRAIN/dict.txt, or mass_tools/binarize.py --dict PRETRAIN/dict.txt)"
+            "PRETRAIN/dict.txt, or mass-binarize --dict PRETRAIN/dict.txt)"
         )
     differences = [f"missing {k}" for k in own if k not in state_dict]
     differences += [f"unexpected {k}" for k in state_dict if k not in own]

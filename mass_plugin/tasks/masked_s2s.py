@@ -87,7 +87,7 @@ class MaskedS2SConfig(FairseqDataclass):
         metadata={
             "help": "comma-separated languages, e.g. 'en,fr': a split SPLIT "
             "without SPLIT.bin is read from SPLIT.en.bin, SPLIT.fr.bin, ... "
-            "(the layout of mass_tools/binarize.py); --valid-subset "
+            "(the layout of mass-binarize); --valid-subset "
             "valid.en,valid.fr reports each language's loss"
         },
     )
@@ -186,7 +186,7 @@ class MaskedS2STask(FairseqTask):
         check_binarized(split_path, rebuild=(
             "binarize the text again with fairseq-preprocess --only-source "
             f"--srcdict DICT --destdir {os.path.dirname(split_path)} ..., or with "
-            "mass_tools/binarize.py --langs ... --dict DICT, which writes SPLIT.LANG"))
+            "mass-binarize --langs ... --dict DICT, which writes SPLIT.LANG"))
         return data_utils.load_indexed_dataset(
             split_path, self.dictionary, self.cfg.dataset_impl, combine=combine
         )
@@ -208,7 +208,7 @@ class MaskedS2STask(FairseqTask):
                 raise FileNotFoundError(
                     f"{self.NAME}: --langs {self.cfg.langs}: no {split} data for "
                     f"{', '.join(missing)} (expected {split_path}.<lang>.bin/.idx, "
-                    "as mass_tools/binarize.py writes them)"
+                    "as mass-binarize writes them)"
                 )
             for lang, part in zip(langs, parts):
                 logger.info(f"{split}.{lang}: {len(part)} sentences")

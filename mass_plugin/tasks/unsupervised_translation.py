@@ -142,7 +142,7 @@ class UnsupervisedTranslationConfig(MaskedS2SConfig):
 class UnsupervisedTranslationTask(BleuValidationMixin, TrainingStepsMixin, MaskedS2STask):
     """MASS pre-training and online back-translation between two languages.
 
-    Data (``mass_tools/binarize.py --langs L1,L2 --pair L1-L2``): training
+    Data (``mass-binarize --langs L1,L2 --pair L1-L2``): training
     reads ``train.L1`` and ``train.L2`` (monolingual); a split such as
     ``valid`` reads the parallel ``valid.L1-L2.{L1,L2}``; a split named
     ``valid.L1`` gives the MASS loss of that language instead.
@@ -200,7 +200,7 @@ class UnsupervisedTranslationTask(BleuValidationMixin, TrainingStepsMixin, Maske
             prefix = os.path.join(data_path, f"{split}.{pair}.")
             for lang in (src, tgt):
                 check_binarized(prefix + lang, rebuild=(
-                    f"mass_tools/binarize.py --langs {','.join(self.langs)} --pair {pair} "
+                    f"mass-binarize --langs {','.join(self.langs)} --pair {pair} "
                     f"--{split} RAW_PREFIX --dict {data_path}/dict.txt "
                     f"--destdir {data_path}"))
             src_data = data_utils.load_indexed_dataset(
@@ -213,7 +213,7 @@ class UnsupervisedTranslationTask(BleuValidationMixin, TrainingStepsMixin, Maske
             raise FileNotFoundError(
                 f"unsupervised_translation: no parallel '{split}' data for {src}-{tgt} "
                 f"(expected {os.path.join(data_path, f'{split}.{src}-{tgt}.{src}')}.bin "
-                "and .idx; mass_tools/binarize.py --pair writes them). Without parallel "
+                "and .idx; mass-binarize --pair writes them). Without parallel "
                 "data validate the MASS loss with --valid-subset "
                 + ",".join(f"{split}.{lang}" for lang in self.langs)
             )

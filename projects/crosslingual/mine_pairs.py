@@ -11,7 +11,7 @@ kept, best first, down to ``--min-margin`` or ``--max-pairs``.
 
 Outputs ``OUT.L1`` / ``OUT.L2`` (the pairs, one per line, as the subword
 tokens of the dictionary) and ``OUT.tsv`` (margin and the two line numbers),
-ready for ``mass_tools/binarize.py --pair L1-L2 --train OUT``.
+ready for ``mass-binarize --pair L1-L2 --train OUT``.
 
     python -m projects.crosslingual.mine_pairs DATA_BIN --path dae/checkpoint_best.pt \\
         --langs en,fr --out mined/train --min-margin 1.05
@@ -47,7 +47,7 @@ def parse_args(argv=None):
         parser.error("--k must be at least 1")
     require_binarized(parser, [os.path.join(args.data, f"{args.subset}.{lang}")
                                for lang in args.langs],
-                      "binarize the monolingual text with mass_tools/binarize.py --mono-train")
+                      "binarize the monolingual text with mass-binarize --mono-train")
     return args
 
 

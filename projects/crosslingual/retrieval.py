@@ -2,7 +2,7 @@
 parallel set, before any back-translation.
 
 Each sentence of a binarized parallel split (``SUBSET.L1-L2.L1`` / ``.L2``,
-as written by ``mass_tools/binarize.py --pair``) is encoded with its own
+as written by ``mass-binarize --pair``) is encoded with its own
 language embedding; its representation is the mean of the encoder states
 over its tokens. For every L1 sentence the nearest L2 sentence by cosine
 similarity is retrieved, and the other way round. Precision at 1 is the
@@ -62,7 +62,7 @@ def parse_args(argv=None):
     l1, l2 = args.langs
     require_binarized(parser, [os.path.join(args.data, f"{args.subset}.{l1}-{l2}.{lang}")
                                for lang in args.langs],
-                      f"binarize the parallel {args.subset} set with mass_tools/binarize.py "
+                      f"binarize the parallel {args.subset} set with mass-binarize "
                       f"--pair {l1}-{l2}")
     return args
 
