@@ -194,6 +194,20 @@ def run_two_gloo_ranks(cmd, timeout=600):
     return logs
 
 
+def run_torchrun(cmd, timeout=600):
+    """Run the console script ``cmd`` (a fairseq-train command) under torchrun
+    as two CPU ranks on one node, gloo, with fairseq's default DDP backend
+    unless ``cmd`` names one. Returns the log."""
+    launcher = [str(BIN_DIR / "torchrun"), "--nproc_per_node", "2", "--master_addr",
+                "127.0.0.1", "--master_port", str(free_port()), str(BIN_DIR / cmd[0])]
+    proc = subprocess.run([*launcher, *map(str, cmd[1:]), "--distributed-backend", "gloo",
+                           "--distributed-world-size", "2"], cwd=REPO, env=cli_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return proc.stdout
+
+
 def assert_same_weights(expected, actual, atol, rtol):
     """Every tensor of checkpoint ``expected``'s model is close to the one of
     the same name in checkpoint ``actual``'s."""

@@ -19,7 +19,7 @@ from conftest import (
     kill_after_first_save,
     largest_weight_change,
     run_cli,
-    run_two_gloo_ranks,
+    run_torchrun,
     unsup_data,
 )
 from mass_plugin.tasks.unsupervised_translation import (
@@ -241,15 +241,16 @@ def test_denoising_batch_restores_each_sentence_from_noise_in_its_own_language(d
         load_task(data, dae_word_dropout=1.5)
 
 
-def test_two_gloo_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
+def test_two_torchrun_ranks_match_one_rank_with_update_freq_2(data, tmp_path):
     """Every rank runs MASS and back-translation each update, with one
-    backward, so no rank waits for gradients another did not produce. On CPU
-    fairseq's torch DDP wrapper asks for device ids, hence legacy_ddp here."""
+    backward, so no rank waits for gradients another did not produce: with
+    fairseq's default DDP backend (torch's DistributedDataParallel, which
+    stops on a parameter without a gradient), under torchrun."""
     run_cli(train_command(data, tmp_path / "one", "--disable-validation", "--max-update",
                           "12", "--update-freq", "2"), cwd=REPO)
-    logs = run_two_gloo_ranks(train_command(data, tmp_path / "two", "--disable-validation",
-                                            "--max-update", "12"))
-    assert "bt_loss" in logs[0]  # back-translation ran (from update 5 on)
+    log = run_torchrun(train_command(data, tmp_path / "two", "--disable-validation",
+                                     "--max-update", "12"))
+    assert "bt_loss" in log  # back-translation ran (from update 5 on)
     one = torch.load(tmp_path / "one/checkpoint_last.pt")
     two = torch.load(tmp_path / "two/checkpoint_last.pt")
     assert two["optimizer_history"][-1]["num_updates"] == 12
