@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU acceptance check: every GPU path of the plugin on one GPU, each step
-# under its own time limit (8 minutes in all), one summary file.
+# under its own time limit (9 minutes in all), one summary file.
 #   bash benchmarks/gpu_check.sh [OUT_DIR]       (from the repository root)
 # OUT_DIR (default work/gpu-check) gets summary.md (a row per step: passed,
 # failed or timed out, its time and what it measured), logs/STEP.log and the
@@ -11,6 +11,8 @@
 #   quickstart examples/quickstart.sh with NUM_GPUS=1 (fp16) at a short budget:
 #              pre-training, fine-tuning from it, decoding and BLEU
 #   hub        the hub interface on CUDA in float32 and float16 against the CPU
+#   ranks      two ranks on the GPU (torchrun, gloo) against one rank with
+#              --update-freq 2, fp16 then bf16: loss curves and words/s
 #   online     projects/unsupervised/online_bt.sh, fp16, from the quickstart's pre-training
 #   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16
 #   base_bf16  the same preset in bf16 (common.bf16=true)
@@ -22,7 +24,7 @@ set -uo pipefail
 source "$(python -m mass_tools.shell)/usage.sh"  # --help
 
 OUT=${1:-work/gpu-check}
-STEPS=${STEPS:-tests quickstart hub online base_fp16 base_bf16 benchmark}
+STEPS=${STEPS:-tests quickstart hub ranks online base_fp16 base_bf16 benchmark}
 DRY_RUN=${DRY_RUN:-0}
 # the quickstart's model, a little larger batch; the online step reuses it
 MODEL_ARGS=${MODEL_ARGS:-"--encoder-layers 2 --decoder-layers 2 \
@@ -58,6 +60,7 @@ measured() {
         tests) grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$log" | tail -1 ;;
         quickstart) grep -oE 'BLEU\|[^ ]* = [0-9.]+' "$log" | tail -1 ;;
         hub) grep -E ' float(32|16): ' "$log" | grep -v '^cpu ' | tr '\n' ';' ;;
+        ranks) grep -E '^cuda (fp16|bf16): ' "$log" | tr '\n' ';' ;;
         online) grep -E '^(en-fr|fr-en) ' "$log" | tr -s ' ' | tr '\n' ';' ;;
         base_*) grep -oE '(num_updates|ups|wps)[= ][0-9.]+|done training in [0-9.]+ s' "$log" \
                     | tail -4 | tr '\n' ' ' ;;
@@ -97,6 +100,9 @@ run_step quickstart 85 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
 
 run_step hub 20 python benchmarks/hub_devices.py --work-dir "$QUICK" \
     --output "$OUT/logs/hub.json"
+
+ranks=(python benchmarks/two_ranks.py --data-bin "$QUICK/data-bin" --device cuda --updates 40)
+run_step ranks 60 bash -c '"$@" --precision fp16 && "$@" --precision bf16' ranks "${ranks[@]}"
 
 run_step online 115 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
     PRETRAINED="$QUICK/checkpoints/pretrain/checkpoint_best.pt" WORK_DIR="$WORK/online" \

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import REPO, cli_env
+from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
 
 
 def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_path):
@@ -75,13 +75,15 @@ def test_gpu_check_lists_its_steps_and_refuses_to_run_without_a_gpu(tmp_path):
     dry = subprocess.run(["bash", script, str(tmp_path / "dry")], cwd=REPO,
                          env={**cli_env(), "DRY_RUN": "1"}, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr
-    steps = ["tests", "quickstart", "hub", "online", "base_fp16", "base_bf16", "benchmark"]
+    steps = ["tests", "quickstart", "hub", "ranks", "online", "base_fp16", "base_bf16",
+             "benchmark"]
     listed = re.findall(r"^(\w+) \((\d+) s\): ", dry.stdout, flags=re.M)
     assert [name for name, _ in listed] == steps
-    assert sum(int(limit) for _, limit in listed) <= 8 * 60
+    assert sum(int(limit) for _, limit in listed) <= 9 * 60
     summary = (tmp_path / "dry/summary.md").read_text()
     assert all(f"| {step} | not run (dry run) |" in summary for step in steps)
-    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py"):
+    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py",
+                        "benchmarks/two_ranks.py"):
         assert script_name in dry.stdout
         help_out = subprocess.run([sys.executable, script_name, "--help"], cwd=REPO,
                                   env=cli_env(), capture_output=True, text=True)
@@ -108,3 +110,18 @@ def test_gpu_busy_share_counts_kernels_not_the_annotation_ranges():
               event("aten::mm", cpu, 50), event("nvjet_sm90_gemm", cuda, 300),
               event("Memcpy HtoD (Pageable -> Device)", cuda, 20)]
     assert kernel_seconds(events) == pytest.approx(320e-6)
+
+
+def test_two_ranks_check_matches_update_freq_2_on_the_cpu(tmp_path):
+    """benchmarks/two_ranks.py (gpu_check.sh's ranks step) on the CPU: the
+    two ranks' loss curve is one rank's with --update-freq 2."""
+    lines = synthetic_sentences(50, 300)
+    binarize_splits(tmp_path, {"train": lines, "valid": lines[:20]})
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/two_ranks.py", "--data-bin", str(tmp_path), "--langs", "",
+         "--device", "cpu", "--updates", "8", "--max-tokens", "300",
+         "--work-dir", str(tmp_path / "work")],
+        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert re.search(r"^cpu fp32: 8 updates, largest loss gap 0\.0\d* ", proc.stdout, re.M)
+    assert "2 ranks " in proc.stdout

@@ -1,7 +1,8 @@
 """The paths that only a GPU takes, through fairseq's own Trainer and data
-loader: fp16 and bf16 training steps, loading a checkpoint (fine-tuning's
---finetune-from-model path) into a model already on the device, and online
-back-translation on batches the loader has pinned.
+loader: fp16 and bf16 training steps, their loss curves against fp32,
+loading a checkpoint (fine-tuning's --finetune-from-model path) into a model
+already on the device, online back-translation on batches the loader has
+pinned, and an fp16 run resumed with its loss scale.
 
 Each test runs on the CPU (fp32) everywhere and on CUDA where there is one:
 the ``cuda`` cases are marked ``gpu`` and skipped without CUDA, so
@@ -17,8 +18,11 @@ from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.trainer import Trainer
 
-from conftest import PLUGIN_DIR, REPO, binarize_bilingual, cli_env
+from conftest import BIN_DIR, PLUGIN_DIR, REPO, binarize_bilingual, cli_env
 
+# the largest per-update gap between a half-precision run's training loss and
+# fp32's on the same batches from the same weights (bf16 on the CPU: 0.004)
+HALF_LOSS_GAP = 0.05
 GPU = [pytest.mark.gpu,
        pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 CPU_FP32 = ("cpu", "fp32")
@@ -80,6 +84,28 @@ def test_training_steps_update_the_weights_in_each_precision(data, device, preci
     assert all(torch.isfinite(v).all() for v in after.values())
 
 
+def losses(device, precision, data, epochs=3):
+    """Training losses of ``epochs`` passes over the same batches, from the
+    same initial weights (seed 1), no dropout."""
+    torch.manual_seed(1)
+    trainer = build_trainer(data, device, precision, "--task", "masked_s2s", "--dropout", "0",
+                            "--fp16-init-scale", "16")
+    batches = list(trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=False))
+    logs = [trainer.train_step([batch]) for _ in range(epochs) for batch in batches]
+    return [log["loss"] if log else None for log in logs]  # None: an fp16 overflow skipped
+
+
+@pytest.mark.parametrize("device,precision", [("cpu", "bf16"), CUDA_FP16, CUDA_BF16])
+def test_half_precision_training_follows_fp32(data, device, precision):
+    """A few dozen updates in fp16 or bf16 track fp32's loss curve, update by
+    update, within HALF_LOSS_GAP (fairseq logs losses to 3 decimals)."""
+    half, full = losses(device, precision, data), losses(device, "fp32", data)
+    assert len(half) >= 30 and all(loss is not None for loss in half), half
+    gaps = [abs(a - b) for a, b in zip(half, full)]
+    assert max(gaps) <= HALF_LOSS_GAP, gaps
+    assert full[-1] < full[0] - 0.5  # the curves went somewhere
+
+
 @pytest.mark.parametrize("device,precision", [CPU_FP32, CUDA_FP16])
 def test_a_checkpoint_loads_into_a_model_already_on_the_device(data, tmp_path, device,
                                                                precision):
@@ -131,3 +157,29 @@ def test_importing_the_plugin_turns_cudnn_attention_off_unless_kept(setting, ena
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", enabled]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_an_fp16_run_resumes_exactly_with_its_loss_scale(data, tmp_path):
+    """fairseq-train --fp16 stopped at update 6 and run again to 12 ends as a
+    run of 12: the same loss scale (saved with the optimizer's state) and the
+    same weights."""
+    def train(save_dir, updates):
+        subprocess.run(
+            [str(BIN_DIR / "fairseq-train"), str(data), "--user-dir", str(PLUGIN_DIR),
+             "--task", "masked_s2s", "--langs", "en,fr", "--arch", "transformer_mass_tiny",
+             "--criterion", "masked_s2s_loss", "--optimizer", "adam", "--lr", "0.001",
+             "--max-tokens", "300", "--seed", "1", "--num-workers", "0", "--dropout", "0",
+             "--fp16", "--fp16-init-scale", "128", "--fp16-scale-window", "4",
+             "--disable-validation", "--max-update", str(updates), "--save-dir", str(save_dir)],
+            cwd=REPO, env=cli_env(), check=True, capture_output=True)
+        return checkpoint_utils.load_checkpoint_to_cpu(str(save_dir / "checkpoint_last.pt"))
+
+    straight = train(tmp_path / "straight", 12)
+    train(tmp_path / "resumed", 6)
+    resumed = train(tmp_path / "resumed", 12)
+    scale = [s["last_optimizer_state"]["loss_scale"] for s in (straight, resumed)]
+    assert scale[0] == scale[1] and scale[0] != 128  # the window of 4 moved it
+    for name, weight in straight["model"].items():
+        assert torch.allclose(weight.float(), resumed["model"][name].float(), atol=1e-3), name
