@@ -102,6 +102,10 @@ def parse_args(argv=None):
     parser.add_argument("--profile-steps", type=int, default=5,
                         help="steady state: steps under torch's profiler for the profiled "
                         "rows (0: none)")
+    parser.add_argument("--mass-args", default="",
+                        help="more fairseq-train options for every masked_s2s row, e.g. "
+                        "'--loss-chunk-tokens 8192': to measure an option against a run "
+                        "without it")
     parser.add_argument("--output", help="also write the results as JSON lines here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement
     return resolve_defaults(parser, parser.parse_args(argv))
@@ -167,6 +171,8 @@ def main(argv=None):
         extra.setdefault("precision", args.precision)
         if not extra.get("steady"):
             argv = argv + model_args(args)
+        if args.mass_args and "masked_s2s" in argv:
+            argv = argv + args.mass_args.split()
         result = measure(dict(name=name, argv=argv, sentences=f"{data}/mono-bin/train",
                               **extra), args)
         if args.output:  # each row as it is measured: a run cut short keeps them
@@ -178,7 +184,8 @@ def main(argv=None):
             f"{args.updates} timed" if args.steady else
             f"{args.updates} timed updates, --max-tokens {args.max_tokens}")
     print(f"# device {args.device} {args.precision}, {mode}, "
-          f"{'quick' if args.quick else 'full'} mode")
+          f"{'quick' if args.quick else 'full'} mode"
+          + (f"; masked_s2s rows with {args.mass_args}" if args.mass_args else ""))
     checks = steady_tables(args, spec, work) if args.steady else cpu_tables(args, spec, work)
     if checks:
         print("\nTargets")

@@ -40,9 +40,10 @@ class TableModel(torch.nn.Module):
         return sample["target"]
 
 
-def criterion(label_smoothing=0.0, sentence_avg=False):
+def criterion(label_smoothing=0.0, sentence_avg=False, loss_chunk_tokens=0):
     task = Namespace(target_dictionary=Namespace(pad=lambda: PAD))
-    return MaskedS2SLoss(task, sentence_avg=sentence_avg, label_smoothing=label_smoothing)
+    return MaskedS2SLoss(task, sentence_avg=sentence_avg, label_smoothing=label_smoothing,
+                         loss_chunk_tokens=loss_chunk_tokens)
 
 
 SAMPLE = {"net_input": {}, "target": TARGET, "ntokens": 5, "nsentences": 2}
@@ -66,6 +67,55 @@ def test_label_smoothing_mixes_in_the_uniform_distribution():
     expected = (1 - eps - eps_i) * sum(NLL) + eps_i * smooth
     assert loss.item() == pytest.approx(expected, rel=1e-5)
     assert log["nll_loss"].item() == pytest.approx(sum(NLL), rel=1e-5)
+
+
+class LogitModel(TableModel):
+    """Returns the logits it holds, a leaf tensor whose gradient the test reads."""
+
+    def __init__(self, logits):
+        super().__init__(logits.dtype)
+        self.logits = logits
+
+    def forward(self, **net_input):
+        return (self.logits, {})
+
+
+@pytest.mark.parametrize("eps,chunk", [(0.0, 1), (0.1, 2), (0.1, 4), (0.2, 100)])
+def test_the_chunked_loss_equals_fairseqs_in_value_and_gradient(eps, chunk):
+    """--loss-chunk-tokens: the same loss, nll, span accuracy and gradient
+    with respect to the logits (padding included), chunk after chunk."""
+    torch.manual_seed(0)
+    logits = torch.randn(6, 7, 11, dtype=torch.float64)
+    target = torch.randint(0, 11, (6, 7))
+    target[0, 4:] = PAD
+    target[3, 1:] = PAD
+    sample = {"net_input": {}, "target": target, "ntokens": int(target.ne(PAD).sum()),
+              "nsentences": 6}
+    results = []
+    for chunk_tokens in (0, chunk):
+        leaf = logits.clone().requires_grad_()
+        loss, _, log = criterion(eps, loss_chunk_tokens=chunk_tokens)(LogitModel(leaf), sample)
+        loss.backward()
+        results.append((loss.item(), log["nll_loss"].item(), log["span_correct"].item(),
+                        leaf.grad))
+    (loss0, nll0, correct0, grad0), (loss1, nll1, correct1, grad1) = results
+    assert loss1 == pytest.approx(loss0, rel=1e-6) and nll1 == pytest.approx(nll0, rel=1e-6)
+    assert correct1 == correct0
+    assert torch.allclose(grad1, grad0, atol=1e-6)
+    assert grad1[0, 4:].abs().sum() == 0  # padding gets no gradient
+
+
+def test_the_chunked_loss_keeps_the_logits_dtype_and_sums_in_fp32():
+    logits = (torch.randn(4, 3, 11) * 3).half().requires_grad_()
+    target = torch.randint(0, 11, (4, 3))
+    sample = {"net_input": {}, "target": target, "ntokens": 12, "nsentences": 4}
+    loss, _, _ = criterion(0.1, loss_chunk_tokens=5)(LogitModel(logits), sample)
+    reference, _, _ = criterion(0.1)(LogitModel(logits.detach()), sample)
+    assert loss.dtype == torch.float32 and loss.item() == pytest.approx(reference.item(), 1e-4)
+    loss.backward()
+    assert logits.grad.dtype == torch.float16 and torch.isfinite(logits.grad).all()
+    with pytest.raises(ValueError, match="--loss-chunk-tokens -1"):
+        criterion(loss_chunk_tokens=-1)
 
 
 def test_sentence_avg_uses_the_number_of_sentences():

@@ -12,12 +12,22 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.logging import metrics
 from omegaconf import II
 
+from .chunked_cross_entropy import chunked_label_smoothed_ce
+
 
 @dataclass
 class MaskedS2SLossConfig(FairseqDataclass):
     label_smoothing: float = field(
         default=0.0,
         metadata={"help": "epsilon for label smoothing, 0 means no label smoothing"},
+    )
+    loss_chunk_tokens: int = field(
+        default=0,
+        metadata={"help": "compute the loss this many span tokens at a time, each chunk's "
+                  "log-softmax in fp32 and its gradient written at once in the logits' "
+                  "dtype (mass_plugin/criterions/chunked_cross_entropy.py): no fp32 copy "
+                  "of all the logits under --fp16/--bf16; 0 (default): fairseq's "
+                  "log-softmax over all of them"},
     )
     sentence_avg: bool = II("optimization.sentence_avg")
 
@@ -29,21 +39,38 @@ class MaskedS2SLoss(LabelSmoothedCrossEntropyCriterion):
     The decoder outputs only span positions, so the loss, ``ntokens`` (the
     gradient denominator) and the logged ``span_acc`` cover span tokens and
     nothing else. Log-probabilities come from fairseq's fp32 log-softmax, so
-    the loss is accumulated in fp32 under ``--fp16`` too.
+    the loss is accumulated in fp32 under ``--fp16`` too; with
+    ``--loss-chunk-tokens N`` they are computed N tokens at a time, with the
+    same result and no fp32 copy of all the logits.
     """
 
-    def __init__(self, task, sentence_avg, label_smoothing):
+    def __init__(self, task, sentence_avg, label_smoothing, loss_chunk_tokens=0):
         super().__init__(task, sentence_avg, label_smoothing, report_accuracy=False)
+        if loss_chunk_tokens < 0:
+            raise ValueError(f"--loss-chunk-tokens {loss_chunk_tokens}: give a number of "
+                             "span tokens, or 0 for fairseq's log-softmax")
+        self.loss_chunk_tokens = loss_chunk_tokens
 
-    def forward(self, model, sample, reduce=True):
-        net_output = model(**sample["net_input"])
+    def span_loss(self, model, net_output, sample, reduce):
+        """(loss, nll_loss, predicted token ids, targets), over the span tokens."""
+        if self.loss_chunk_tokens and reduce:
+            logits = net_output[0].reshape(-1, net_output[0].size(-1))
+            target = model.get_targets(sample, net_output).reshape(-1)
+            loss, nll_loss = chunked_label_smoothed_ce(
+                logits, target, self.eps, self.padding_idx, self.loss_chunk_tokens)
+            return loss, nll_loss, logits.argmax(-1), target
         # (B*k) x V in fp32, and (B*k) targets padded with padding_idx
         lprobs, target = self.get_lprobs_and_target(model, net_output, sample)
         loss, nll_loss = label_smoothed_nll_loss(
             lprobs, target, self.eps, ignore_index=self.padding_idx, reduce=reduce
         )
+        return loss, nll_loss, lprobs.argmax(-1), target
+
+    def forward(self, model, sample, reduce=True):
+        net_output = model(**sample["net_input"])
+        loss, nll_loss, predicted, target = self.span_loss(model, net_output, sample, reduce)
         in_span = target.ne(self.padding_idx)
-        n_correct = lprobs.argmax(-1).eq(target).logical_and(in_span).sum()
+        n_correct = predicted.eq(target).logical_and(in_span).sum()
         nsentences = sample["target"].size(0)
         sample_size = nsentences if self.sentence_avg else sample["ntokens"]
         logging_output = {
