@@ -1,0 +1,183 @@
+"""Running the steps of the recipes written in Python (repair.py, offline_bt.py)
+as the shell recipes ran them: fairseq and other programs as subprocesses,
+their output where the recipe keeps it and the end of a log on stderr where
+one fails; the tools of this project and of mass_tools in-process, with
+their errors as ``python -m`` gives them; the device arguments of
+mass_tools/shell/common.sh, from the same NUM_GPUS and USER_DIR."""
+
+import contextlib
+import functools
+import importlib.util
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mass_tools.textio import InputError
+
+STARTED = time.monotonic()
+
+
+def fail(message, status=1):
+    """``error: MESSAGE`` on stderr, and exit with ``status``."""
+    sys.stdout.flush()
+    sys.stderr.write(f"error: {message}\n")
+    sys.exit(status)
+
+
+def progress(line, stream=None):
+    """One line of progress on stdout (or ``stream``), written before any
+    later command's output."""
+    print(line, file=stream or sys.stdout, flush=True)
+
+
+def seconds():
+    """Whole seconds since this process started (bash's $SECONDS)."""
+    return int(time.monotonic() - STARTED)
+
+
+def tail(path, lines=20):
+    """The last ``lines`` lines of ``path`` on stderr (tail -n 20 FILE >&2)."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    sys.stderr.write("".join(text.splitlines(keepends=True)[-lines:]))
+    sys.stderr.flush()
+
+
+def run(cmd, stdout=None, stderr=None, log=None, env=None):
+    """Run ``cmd`` (its words, made strings). ``stdout``, ``stderr``: files
+    to write its output to (``stderr=subprocess.STDOUT``: with stdout), else
+    this process's own. Where it fails: with ``log``, that file's last 20
+    lines on stderr and exit status 1; without, exit with its status (bash's
+    ``set -e``)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(stdout, "w")) if stdout else None
+        err = stderr
+        if stderr not in (None, subprocess.STDOUT):
+            err = stack.enter_context(open(stderr, "w"))
+        code = subprocess.call([str(word) for word in cmd], stdout=out, stderr=err, env=env)
+    if code:
+        if log:
+            tail(log)
+            sys.exit(1)
+        sys.exit(status(code))
+
+
+def output(cmd, env=None):
+    """The stdout of ``cmd`` (stderr: this process's); exit with its status where it fails."""
+    sys.stdout.flush()
+    proc = subprocess.run([str(word) for word in cmd], stdout=subprocess.PIPE, text=True,
+                          env=env)
+    if proc.returncode:
+        sys.exit(status(proc.returncode))
+    return proc.stdout
+
+
+def status(code):
+    """The exit status bash gives a command that ended with ``code`` (128 + N
+    for one killed by signal N)."""
+    return code if code > 0 else 128 - code
+
+
+def call(main, *argv, stderr=None):
+    """A tool's ``main(argv)`` in this process, as ``python -m TOOL ARGV`` runs
+    it: an InputError is ``error: ...`` and exit status 1. ``stderr``: a file
+    for what it writes there. Returns what it printed on stdout."""
+    sys.stdout.flush()
+    printed = io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if stderr:
+            stack.enter_context(contextlib.redirect_stderr(
+                stack.enter_context(open(stderr, "w"))))
+        stack.enter_context(contextlib.redirect_stdout(printed))
+        try:
+            main([str(word) for word in argv])
+        except InputError as err:
+            stack.close()
+            fail(err)
+    return printed.getvalue()
+
+
+def user_dir():
+    """fairseq's --user-dir: USER_DIR, else where mass_plugin is installed (found
+    without importing it, which would import fairseq)."""
+    if os.environ.get("USER_DIR"):
+        return os.environ["USER_DIR"]
+    spec = importlib.util.find_spec("mass_plugin")
+    if spec is None:
+        fail("mass_plugin is not installed in this Python: pip install -e . "
+             "from the repository root")
+    return os.path.dirname(spec.origin)
+
+
+@functools.cache
+def num_gpus():
+    """NUM_GPUS, else the GPUs on this machine (0 on a CPU-only machine)."""
+    if os.environ.get("NUM_GPUS"):
+        return int(os.environ["NUM_GPUS"])
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def device_args(max_tokens, tokens_per_update):
+    """fairseq-train's device arguments, with the --update-freq that keeps
+    ``tokens_per_update`` tokens per update whatever the number of GPUs."""
+    gpus = num_gpus()
+    per_step = max_tokens * max(gpus, 1)
+    update_freq = str((tokens_per_update + per_step - 1) // per_step)
+    if gpus == 0:
+        return ["--cpu", "--update-freq", update_freq]
+    return ["--fp16", "--distributed-world-size", str(gpus), "--update-freq", update_freq]
+
+
+def decode_device_args():
+    """fairseq-generate's device argument: --cpu on a CPU-only machine."""
+    return ["--cpu"] if num_gpus() == 0 else []
+
+
+def ct2_device():
+    """mass_tools.translate_ct2's --device: cuda where there is a GPU."""
+    return "cpu" if num_gpus() == 0 else "cuda"
+
+
+def hypotheses(log, kind="D"):
+    """fairseq-generate's hypotheses in ``log`` (``D``: detokenized, ``H``:
+    in subwords) as (sentence id, text), in the order of the source, each
+    sentence's n-best in the order fairseq wrote them."""
+    found = []
+    with open(log, encoding="utf-8", newline="\n") as f:  # lines end at newlines alone
+        for line in f:
+            if re.match(rf"{kind}-[0-9]+\t", line):
+                fields = line.rstrip("\n").split("\t")
+                found.append((int(fields[0][2:]), fields[2] if len(fields) > 2 else ""))
+    return sorted(found, key=lambda hypothesis: hypothesis[0])
+
+
+def show_last_validation(log, stream=None):
+    """The last line of fairseq's validation in the training ``log``, if any."""
+    lines = Path(log).read_text(errors="replace").splitlines()
+    valid = [line for line in lines if "| valid on" in line]
+    if valid:
+        progress(valid[-1], stream)
+
+
+def concatenate(parts, target):
+    """The files ``parts``, one after the other, in ``target`` (cat PARTS > TARGET)."""
+    with open(target, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out)
+
+
+def write_lines(path, lines):
+    """``lines``, each ended by a newline, into ``path`` through ``path.tmp``."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(f"{line}\n" for line in lines)
+    os.replace(tmp, path)

@@ -1,0 +1,259 @@
+"""Unsupervised translation by word-by-word translation repaired by a model of
+the target language (Kim et al., 2018), with no parallel training text.
+
+    MONO_PREFIX=raw/mono LEXICON=lexicon/one REFERENCE_PREFIX=raw/test \\
+        python -m projects.unsupervised.repair   # or: bash projects/unsupervised/repair.sh
+
+Round 0 translates the test set word by word with LEXICON, the --one-way
+PREFIX of projects/unsupervised/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv),
+each run of words the lexicon lacks as a placeholder. Round r = 1..ROUNDS:
+  1. repair pairs for each language from its monolingual text
+     (projects/unsupervised/model_round_trip_pairs.py): each line next to its translation into
+     the other language and back, word by word both ways in round 1
+     (plus denoising_pairs.py's shuffled and thinned copies), and in later rounds
+     word by word there, repaired by the round r-1 model (with
+     fairseq-generate; GEN_ENGINE=ctranslate2 decodes every repair with
+     CTranslate2 instead, int8 unless CT2_COMPUTE_TYPE says otherwise: the
+     same valid BLEU, about 3x faster on a CPU),
+     and word by word back, so that the way back meets the other language as
+     a model writes it; later rounds also add round trips whose way there
+     draws the SAMPLE_WORDS most frequent words' translations from the
+     lexicon's candidates (LEXICON.L1-L2.candidates.tsv, induce_lexicon.py
+     --candidates; translate_words.py --sample), so that "the" comes back
+     as "a" where French "le" would (SAMPLE_WORDS=0: none);
+     later rounds train on these round trips alone (KEEP_ROUND1_PAIRS=1:
+     and on round 1's pairs of MONO_PREFIX again);
+     (EXTRA_MONO_PREFIX.L1 and .L2, more text such as web text: round 1
+     adds their round trips through the lexicon too);
+  2. one model for both languages (fairseq's translation task, noisy ->
+     clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
+     DAE_UPDATES > 0 from a model first trained that long on the shuffled,
+     thinned copies alone), later rounds from the last one (UPDATES);
+  3. each direction's test set (and VALID_PREFIX's, to choose a round by):
+     word by word with placeholders, repaired (beam SCORE_BEAM, NBEST hypotheses),
+     the placeholders restored (projects/unsupervised/restore_placeholders.py; a line
+     that lost one falls back to word by word), scored with sacreBLEU.
+Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes),
+$WORK_DIR/valid.tsv (the same on the valid set) and, after each round,
+$WORK_DIR/rounds.csv (python -m projects.unsupervised.rounds_table: the columns of
+projects/unsupervised/results.csv, the paired bootstrap against word by word, the
+output's language shares). With VALID_PREFIX, the round with the best mean
+valid BLEU so far (python -m projects.unsupervised.choose_round; the test set plays no
+part) is linked as $WORK_DIR/best.pt and named at the end, and PATIENCE > 0
+stops the rounds once that many have passed without a better one.
+Interrupted? Run the same command again: finished steps are kept, and an
+interrupted training resumes from its checkpoint_last.pt.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+from projects.unsupervised import choose_round, restore_placeholders
+from projects.unsupervised.commands import call, fail, progress, seconds, user_dir
+from projects.unsupervised.recipe_vars import TEST_AND_LANGUAGES, Var, read
+from projects.unsupervised.repair_model import repair, subwords, train_round
+from projects.unsupervised.repair_pairs import pairs
+from projects.unsupervised.repair_text import PLACEHOLDER, other, plain_words, words
+from projects.unsupervised.scores import (
+    add_row,
+    has_row,
+    sacrebleu,
+    show_tables,
+    start_table,
+    write_rounds,
+)
+
+MODEL_ARGS = ("--arch transformer --encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 256 "
+              "--decoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 "
+              "--encoder-attention-heads 4 --decoder-attention-heads 4 --share-all-embeddings "
+              "--dropout 0.1")
+VARIABLES = [
+    Var("MONO_PREFIX", required="set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 hold raw "
+        "monolingual text"),
+    Var("LEXICON", required="set LEXICON to the --one-way PREFIX of "
+        "projects/unsupervised/induce_lexicon.py"),
+    *TEST_AND_LANGUAGES,
+    Var("VALID_PREFIX", help="raw valid pairs, scored each round as well"),
+    Var("EXTRA_MONO_PREFIX", help="more raw text for round 1's lexicon round trips"),
+    Var("WORK_DIR", "work/unsup-repair"),
+    Var("ROUNDS", "2", count=True),
+    Var("MIN_SCORE_L1_L2", "0.1", "weaker word pairs L1->L2 stay untranslated"),
+    Var("MIN_SCORE_L2_L1", "0.05"),
+    Var("SPM_VOCAB", "8000"),
+    Var("FIRST_UPDATES", "4000", "round 1 (from scratch unless DAE_UPDATES)", count=True),
+    Var("DAE_UPDATES", "0", "a denoising model first, round 1 goes on from it", count=True,
+        invalid="give a number of updates (0: no denoising model)"),
+    Var("UPDATES", "500", "each later round", count=True),
+    Var("MAX_TOKENS", "4096", count=True),
+    Var("TOKENS_PER_UPDATE", lambda v: v["max_tokens"], count=True,
+        shown="the value of MAX_TOKENS"),
+    Var("LR", "0.0005"),
+    Var("BEAM", "5", "each round trip's repairs", count=True),
+    Var("SCORE_BEAM", lambda v: v["beam"], "the test and valid sets' repairs", count=True,
+        shown="the value of BEAM"),
+    Var("NBEST", "5", "hypotheses searched for the placeholders", count=True),
+    Var("MODEL_ARGS", MODEL_ARGS, "fairseq-train's model options"),
+    Var("SYSTEM", "words_then_repair", "rounds.csv's system column"),
+    Var("GEN_ENGINE", "fairseq", "or ctranslate2: every repair decoded by CTranslate2",
+        choices=("fairseq", "ctranslate2"),
+        invalid="choose fairseq (fairseq-generate) or ctranslate2"),
+    Var("CT2_COMPUTE_TYPE", "int8", "with ctranslate2: int8, float32, ..."),
+    Var("SAMPLE_WORDS", "150", "words drawn from the candidates from round 2 on", count=True),
+    Var("KEEP_ROUND1_PAIRS", "0", "1: later rounds add round 1's pairs again", choices=("0", "1"),
+        invalid="give 1 (later rounds add round 1's pairs) or 0 (they do not)"),
+    Var("PATIENCE", "0", "stop after this many rounds with no better valid BLEU", count=True,
+        invalid="give a number of rounds (0: run all ROUNDS)"),
+]
+
+
+def check_files(s):
+    """Stop unless the text, the lexicons (and their candidates) are there."""
+    l1, l2 = s.l1, s.l2
+    files = [f"{s.mono_prefix}.{l1}", f"{s.mono_prefix}.{l2}", f"{s.reference_prefix}.{l1}",
+             f"{s.reference_prefix}.{l2}", f"{s.lexicon}.{l1}-{l2}.tsv",
+             f"{s.lexicon}.{l2}-{l1}.tsv"]
+    for prefix in (s.valid_prefix, s.extra_mono_prefix):
+        if prefix:
+            files += [f"{prefix}.{l1}", f"{prefix}.{l2}"]
+    for name in files:
+        if not os.path.isfile(name) or os.path.getsize(name) == 0:
+            fail(f"{name} is missing or empty")
+    for direction in (f"{l1}-{l2}", f"{l2}-{l1}"):
+        candidates = f"{s.lexicon}.{direction}.candidates.tsv"
+        if s.sample_words and s.rounds >= 2 and not (
+                os.path.isfile(candidates) and os.path.getsize(candidates)):
+            fail(f"{candidates} is missing: make it with projects/unsupervised/induce_lexicon.py "
+                 f"--one-way {s.lexicon} --candidates 5, or set SAMPLE_WORDS=0")
+
+
+def settings(argv=None):
+    """The recipe's variables, checked; ``work``: WORK_DIR as a Path."""
+    s = read(VARIABLES, __doc__, "python -m projects.unsupervised.repair", argv)
+    user_dir()  # stops here where mass_plugin is not installed
+    check_files(s)
+    if s.nbest > s.score_beam:
+        fail(f"NBEST={s.nbest} exceeds SCORE_BEAM={s.score_beam} (which is BEAM unless set)")
+    if s.patience and not s.valid_prefix:
+        fail(f"PATIENCE={s.patience} needs VALID_PREFIX, the valid pairs that choose the round")
+    if s.gen_engine == "ctranslate2" and importlib.util.find_spec("ctranslate2") is None:
+        fail("GEN_ENGINE=ctranslate2 needs CTranslate2: pip install -e '.[serve]'")
+    s.work = Path(s.work_dir)
+    return s
+
+
+class Clock:
+    """The minutes of work so far, kept in WORK_DIR/seconds across runs."""
+
+    def __init__(self, work):
+        self.path = work / "seconds"
+
+    def total(self):
+        return int(self.path.read_text().strip() or 0) if self.path.is_file() else 0
+
+    def spent(self, start):
+        """Add the seconds since ``start`` (a seconds()) to the work done."""
+        self.path.write_text(f"{self.total() + seconds() - start}\n")
+
+    def minutes(self):
+        """Each direction's half of the minutes so far (rounds.csv adds the two)."""
+        return self.total() // 120
+
+
+def score(s, round_, src, split, prefix, clock):
+    """One row of results.tsv (``split`` test) or valid.tsv (valid), unless
+    it is there; whether it was scored anew."""
+    w, tgt = s.work, other(s, src)
+    table = w / ("valid.tsv" if split == "valid" else "results.tsv")
+    if has_row(table, round_, f"{src}-{tgt}"):
+        return False
+    out = w / f"round{round_}.{split}.{src}-{tgt}.txt"
+    masked, plain = w / f"words.{split}.{src}", w / f"plain.{split}.{src}"
+    if not masked.is_file():
+        words(s, src, f"{prefix}.{src}", masked)
+    if not plain.is_file():
+        plain_words(s, src, f"{prefix}.{src}", plain)
+    log = Path(f"{out}.restore.log")
+    if round_ == 0:
+        out.write_bytes(plain.read_bytes())
+    else:
+        repair(s, w / f"round{round_}/ckpt/checkpoint_last.pt", tgt, masked, f"{out}.nbest",
+               s.nbest, s.score_beam)
+        call(restore_placeholders.main, "--input", f"{out}.nbest", "--nbest", s.nbest,
+             "--masked", f"{masked}.masked", "--placeholder", PLACEHOLDER, "--fallback", plain,
+             "--output", out, stderr=log)
+    scores = sacrebleu(f"{prefix}.{tgt}", out)
+    restored = log.read_text().replace("\n", " ") if log.is_file() else ""
+    progress(f"== round {round_} {src}->{tgt} {split}: {restored}")
+    progress(scores)
+    add_row(table, round_, f"{src}-{tgt}", scores, clock.minutes())
+    return True
+
+
+def score_round(s, round_, clock):
+    """Each direction on the test set (and on the valid set), then rounds.csv."""
+    scored = False
+    for src in (s.l1, s.l2):
+        scored |= score(s, round_, src, "test", s.reference_prefix, clock)
+        if s.valid_prefix:
+            scored |= score(s, round_, src, "valid", s.valid_prefix, clock)
+    # resumed, nothing scored anew and the round in rounds.csv: its paired bootstraps stand
+    rounds = s.work / "rounds.csv"
+    if not scored and rounds.is_file() and any(
+            line.startswith(f"{s.system},{round_},") for line in rounds.read_text().splitlines()):
+        return
+    write_rounds("--work-dir", s.work, "--langs", f"{s.l1},{s.l2}",
+                 "--reference-prefix", s.reference_prefix, "--system", s.system,
+                 "--updates-per-round", s.updates,
+                 "--first-round-updates", s.dae_updates + s.first_updates)
+
+
+def choose(s, *options):
+    """choose_round's lines: the round with the best mean valid BLEU so far."""
+    return call(choose_round.main, "--work-dir", s.work, "--langs", f"{s.l1},{s.l2}",
+                *options).splitlines()
+
+
+def link_best(s):
+    """WORK_DIR/best.pt: the chosen round's model; the round."""
+    best = int(choose(s, "--round-only")[0])
+    link = s.work / "best.pt"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(f"round{best}/ckpt/checkpoint_last.pt")
+    return best
+
+
+def main(argv=None):
+    s = settings(argv)
+    s.work.mkdir(parents=True, exist_ok=True)
+    for table in ("results", "valid"):
+        start_table(s.work / f"{table}.tsv")
+    clock = Clock(s.work)
+    start = seconds()
+    subwords(s)
+    clock.spent(start)
+    score_round(s, 0, clock)
+    for round_ in range(1, s.rounds + 1):
+        (s.work / f"round{round_}").mkdir(parents=True, exist_ok=True)
+        start = seconds()
+        pairs(s, round_, s.l1)
+        pairs(s, round_, s.l2)
+        train_round(s, round_)
+        clock.spent(start)
+        score_round(s, round_, clock)
+        if not s.valid_prefix:
+            continue
+        best = link_best(s)
+        if s.patience > 0 and round_ - best >= s.patience:
+            progress(f"== stopping after round {round_}: no better mean valid BLEU in the "
+                     f"{s.patience} round(s) since round {best} (PATIENCE={s.patience})")
+            break
+    show_tables(s.work)
+    if s.valid_prefix and s.rounds > 0:
+        for line in choose(s):
+            progress(f"== {line}")
+
+
+if __name__ == "__main__":
+    main()
