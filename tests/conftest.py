@@ -309,3 +309,30 @@ def cross_lingual_mass_checkpoint(data, save_dir, updates):
              "masked_s2s_loss", "--cpu", "--optimizer", "adam", "--lr", "0.003",
              "--max-tokens", "300", "--max-update", str(updates), "--disable-validation",
              "--save-dir", save_dir, "--num-workers", "0"], cwd=REPO)
+
+
+def recipe(script):
+    """examples/SCRIPT, or a project's recipe named from the repository root."""
+    return str(REPO / script if "/" in script else REPO / "examples" / script)
+
+
+def bash(script, cwd=REPO, **variables):
+    """stdout and stderr of a recipe (``recipe(script)``) run under these
+    variables, this environment's commands first on PATH; it must succeed."""
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    env.update({k: str(v) for k, v in variables.items()})
+    proc = subprocess.run(["bash", recipe(script)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1500)
+    if proc.returncode != 0:
+        raise AssertionError(f"{script} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return proc.stdout + proc.stderr
+
+
+def bash_error(script, **variables):
+    """stderr of an example that must stop with exit status 1 under these variables"""
+    proc = subprocess.run(["bash", recipe(script)], cwd=REPO,
+                          env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proc.stderr

@@ -1,6 +1,5 @@
 """Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
 
-import collections
 import csv
 import json
 import os
@@ -12,34 +11,9 @@ import pytest
 import torch
 from fairseq import checkpoint_utils
 
-from conftest import BIN_DIR, PLUGIN_DIR, REPO, cli_env, write
+from conftest import BIN_DIR, PLUGIN_DIR, REPO, bash, bash_error, cli_env, write
 
 EXAMPLES = REPO / "examples"
-
-
-def recipe(script):
-    """examples/SCRIPT, or a project's recipe named from the repository root."""
-    return str(REPO / script if "/" in script else EXAMPLES / script)
-
-
-def bash(script, cwd=REPO, **variables):
-    env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
-    env.update({k: str(v) for k, v in variables.items()})
-    proc = subprocess.run(["bash", recipe(script)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=1500)
-    if proc.returncode != 0:
-        raise AssertionError(f"{script} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return proc.stdout + proc.stderr
-
-
-def bash_error(script, **variables):
-    """stderr of an example that must stop with exit status 1 under these variables"""
-    proc = subprocess.run(["bash", recipe(script)], cwd=REPO,
-                          env={**cli_env(), **{k: str(v) for k, v in variables.items()}},
-                          capture_output=True, text=True)
-    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -333,148 +307,3 @@ def test_offline_recipe_starts_word_by_word_with_a_lexicon(quickstart, tmp_path)
     vocabulary = {line.split()[0] for line in (tmp_path / "bin/dict.txt").open()}
     assert {piece for line in synthetic for piece in line.split()} <= vocabulary
     assert "translated 20 sentences" in (out / "round2/gen-fr-en/translate.log").read_text()
-
-
-def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
-    """projects/unsupervised/repair.sh, shrunken: round 0 is word by word; round 1
-    trains on round trips through the lexicon (of the extra text too), from a
-    denoising model, round 2 (resumed, decoding with CTranslate2) on round
-    trips through round 1's model, from its checkpoint, and on round trips
-    whose way there draws from the lexicon's candidates; a row per round in
-    rounds.csv; a second run redoes nothing; a third round without round 1's
-    pairs (round 2 with them); best.pt, the round chosen on valid, and
-    PATIENCE's stop."""
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    for lang in ("en", "fr"):
-        lines = (REPO / f"examples/data/mono.{lang}").read_text().splitlines()
-        write(raw / f"mono.{lang}", lines[:200])
-        write(raw / f"extra.{lang}", lines[200:260])
-        for split in ("test", "valid"):
-            lines = (REPO / f"examples/data/{split}.{lang}").read_text().splitlines()
-            write(raw / f"{split}.{lang}", lines[:12])
-    write(tmp_path / "one.en-fr.tsv", ["the\tla\t0.4", "select\tsélectionnez\t0.4",
-                                       "file\tfichier\t0.3", "click\tcliquez\t0.05"])
-    write(tmp_path / "one.fr-en.tsv", ["le\tthe\t0.3", "la\tthe\t0.3", "les\tthe\t0.3",
-                                       "fichier\tfile\t0.3", "de\tof\t0.01"])
-    write(tmp_path / "one.en-fr.candidates.tsv", ["the\tla\t0.4", "the\tle\t0.38",
-                                                  "the\tles\t0.36", "file\tfichier\t0.3"])
-    write(tmp_path / "one.fr-en.candidates.tsv", ["le\tthe\t0.3", "le\tfile\t0.29"])
-    out = tmp_path / "repair"
-    model = ("--arch transformer --encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 "
-             "--decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
-             "--encoder-attention-heads 2 --decoder-attention-heads 2 --share-all-embeddings")
-    variables = dict(MONO_PREFIX=raw / "mono", LEXICON=tmp_path / "one", WORK_DIR=out,
-                     REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
-                     FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
-                     MODEL_ARGS=model, EXTRA_MONO_PREFIX=raw / "extra", DAE_UPDATES=2)
-    # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
-    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 1})
-    assert not (out / "round1/ckpt/ct2").exists()
-    # (and scores with a wider beam than its round trips': NBEST=3 > BEAM=2 alone is an error)
-    # round 2 trains on round 1's pairs again (KEEP_ROUND1_PAIRS=1), round 3 below does not
-    variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3,
-                     KEEP_ROUND1_PAIRS=1)
-    log += bash("projects/unsupervised/repair.sh", **variables)
-    for r, nbest in ((1, 2), (2, 3)):
-        hyps = (out / f"round{r}.test.en-fr.txt.nbest").read_text().splitlines()
-        assert len(hyps) == 12 * nbest
-    assert (out / "round1/ckpt/ct2/model.bin").is_file()  # round 2's round trips
-    assert (out / "round2/ckpt/ct2/model.bin").is_file()  # round 2's scores
-    for table in ("results", "valid"):
-        rows = [r.split("\t") for r in (out / f"{table}.tsv").read_text().splitlines()[1:]]
-        assert sorted((r[0], r[1]) for r in rows) == [
-            (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
-    # round 0: word by word, each direction with its own file and --min-score
-    for src, tgt, score in (("en", "fr", "0.1"), ("fr", "en", "0.05")):
-        expected = subprocess.run(
-            ["python", "-m", "projects.unsupervised.translate_words",
-             "--lexicon", tmp_path / f"one.{src}-{tgt}.tsv", "--min-score", score,
-             "--src-lang", src, "--tgt-lang", tgt, "--input", raw / f"test.{src}"],
-            cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
-        assert (out / f"round0.test.{src}-{tgt}.txt").read_text() == expected
-    # the placeholder, which the text never has, is a piece and a word of the dictionary
-    assert "~" not in (raw / "mono.en").read_text() + (raw / "mono.fr").read_text()
-    assert "~" in [line.split()[0] for line in (out / "dict.txt").read_text().splitlines()]
-    # round 1 went there and back word by word; round 2 through round 1's model
-    assert "round 1: en text to fr word by word and back" in log
-    assert "round 2: en text to fr word by word, repaired by round 1's model" in log
-    round1, round2 = out / "round1", out / "round2"
-    assert (round1 / "model.en").read_text() == (round1 / "there.en").read_text()
-    # round 1: the extra text's round trips beside the mono text's, and a denoising model first
-    size = {name: len((round1 / name).read_text().splitlines())
-            for name in ("rt.spm.nen", "dae.spm.nen", "ert.spm.nen", "ert.en", "pairs.en.noisy")}
-    assert size["pairs.en.noisy"] == size["rt.spm.nen"] + size["dae.spm.nen"] + size["ert.spm.nen"]
-    assert 0 < size["ert.en"] <= 60
-    # each clean side is an extra line with runs masked: its words, in order, are that line's
-    extra = [re.findall(r"[A-Za-z]+", e) for e in (raw / "extra.en").read_text().splitlines()]
-    for line in (round1 / "ert.en").read_text().splitlines():
-        words = re.findall(r"[A-Za-z]+", line)
-        assert any(all(w in rest for w in words) for rest in map(iter, extra))
-    assert "== denoising, before round 1: training on" in log
-    assert "dae/ckpt/checkpoint_last.pt" in (round1 / "train.log").read_text()
-    there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
-    assert len(model) == len(there) == 200 and model != there
-    assert "round1/ckpt/checkpoint_last.pt" in (round2 / "train.log").read_text()
-    # and round 2's sampled way there: "the" went to "le" and "les" as well as "la"
-    sampled = collections.Counter((round2 / "sampled.en").read_text().lower().split())
-    assert sampled["la"] and sampled["le"] and sampled["les"]
-    assert not collections.Counter((round2 / "there.en").read_text().lower().split())["le"]
-    lines = {name: len((round2 / name).read_text().splitlines())
-             for name in ("rt.spm.nen", "srt.spm.nen", "srt.spm.en", "pairs.en.noisy")}
-    assert lines["srt.spm.nen"] == lines["srt.spm.en"] > 100
-    # and round 1's pairs of the mono text, not those of the extra text
-    assert lines["pairs.en.noisy"] == (2 * lines["rt.spm.nen"] + lines["srt.spm.nen"]
-                                       + size["rt.spm.nen"] + size["dae.spm.nen"])
-    # each round's test output is scored as written, one line per reference line
-    for r in (1, 2):
-        hyp = out / f"round{r}.test.en-fr.txt"
-        assert len(hyp.read_text().splitlines()) == 12
-    with open(out / "rounds.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "6"), ("2", "8")]
-    assert rows[2]["p_en_fr"] and 0 <= float(rows[2]["share_fr"]) <= 1
-    assert "== rounds.csv: words_then_repair,2,8," in log
-    again = bash("projects/unsupervised/repair.sh", **variables)
-    assert "training on" not in again and "word by word and back" not in again
-    assert "== rounds.csv" not in again  # nothing scored anew: no bootstrap again
-    assert len((out / "results.tsv").read_text().splitlines()) == 7
-    # a third round on its own round trips alone (the default)
-    del variables["KEEP_ROUND1_PAIRS"]
-    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 3})
-    assert "round 3: training on" in log and "round 2: training on" not in log
-    lines = {name: len((out / "round3" / name).read_text().splitlines())
-             for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
-    assert lines["pairs.en.noisy"] == 2 * lines["rt.spm.nen"] + lines["srt.spm.nen"] > 0
-    assert "round2/ckpt/checkpoint_last.pt" in (out / "round3/train.log").read_text()
-    # best.pt: the round with the best mean valid BLEU (then chrF), named at the end
-    valid = {}
-    for row in (out / "valid.tsv").read_text().splitlines()[1:]:
-        round_, _, bleu, chrf, _ = row.split("\t")
-        valid.setdefault(int(round_), []).append((float(bleu), float(chrf)))
-    best = max((r for r in valid if r), key=lambda r: ([sum(s) for s in zip(*valid[r])], -r))
-    assert (out / "best.pt").resolve() == (out / f"round{best}/ckpt/checkpoint_last.pt").resolve()
-    assert f"== chosen on valid: round {best} (en->fr / fr->en): valid BLEU" in log
-    # PATIENCE: where round 1 leads on valid, ROUNDS=4 PATIENCE=1 stops after round 2
-    rows = [r if not r.startswith("1\t") else "\t".join(r.split("\t")[:2] + ["99", "99", "0"])
-            for r in (out / "valid.tsv").read_text().splitlines()]
-    write(out / "valid.tsv", rows)
-    log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 4, "PATIENCE": 1})
-    assert ("== stopping after round 2: no better mean valid BLEU in the 1 round(s) since "
-            "round 1") in log
-    assert not (out / "round4").exists() and "training on" not in log
-    assert (out / "best.pt").resolve() == (out / "round1/ckpt/checkpoint_last.pt").resolve()
-    assert "== chosen on valid: round 1 (en->fr / fr->en): valid BLEU 99.00 / 99.00" in log
-    for name, value, error in (("KEEP_ROUND1_PAIRS", "no", "KEEP_ROUND1_PAIRS=no: give 1"),
-                               ("PATIENCE", "-1", "PATIENCE=-1: give a number of rounds"),
-                               ("LEXICON", tmp_path / "none", "none.en-fr.tsv is missing or empty"),
-                               ("GEN_ENGINE", "marian", "GEN_ENGINE=marian: choose fairseq"),
-                               ("DAE_UPDATES", "1k", "DAE_UPDATES=1k: give a number of updates"),
-                               ("SCORE_BEAM", "2", "NBEST=3 exceeds SCORE_BEAM=2")):
-        assert error in bash_error("projects/unsupervised/repair.sh", **{**variables, name: value})
-    assert "PATIENCE=2 needs VALID_PREFIX" in bash_error(
-        "projects/unsupervised/repair.sh", **{**variables, "PATIENCE": 2, "VALID_PREFIX": ""})
-    (tmp_path / "one.fr-en.candidates.tsv").unlink()
-    stderr = bash_error("projects/unsupervised/repair.sh", **variables)
-    assert "one.fr-en.candidates.tsv is missing" in stderr
-    assert "--candidates 5, or set SAMPLE_WORDS=0" in stderr
