@@ -139,8 +139,11 @@ def plain_config(cfg, src, tgt, data_bin) -> dict:
     task = {k: v for k, v in cfg["task"].items() if k in known}
     task.update(_name="translation", data=os.path.abspath(data_bin),
                 source_lang=src, target_lang=tgt)
+    # the plugin's own model options; --embedding-style has already set the
+    # fairseq options it stands for, --hide-mask-states acts in pre-training only
     model = {k: v for k, v in cfg["model"].items()
-             if k not in ("language_embeddings", "embedding_lang_pair")}
+             if k not in ("language_embeddings", "embedding_lang_pair", "hide_mask_states",
+                          "embedding_style")}
     model.update(_name="transformer", arch="transformer", task="translation",
                  user_dir=None, criterion="cross_entropy", data=task["data"],
                  source_lang=src, target_lang=tgt)

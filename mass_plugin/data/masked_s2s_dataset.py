@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from fairseq.data import FairseqDataset
 
-from .masking import mask_sentence
+from .masking import mask_sentence, noise_decoder_input
 
 # Padding value of the ``positions`` tensor: real positions start at 1.
 PAD_POSITION = 0
@@ -115,13 +115,19 @@ class MaskedS2SDataset(FairseqDataset):
             what there is) instead of taking every sentence once.
         return_raw: also return each sentence unmasked (``sample["raw"]``),
             for back-translation.
+        decoder_mask_prob, decoder_random_token_prob: shares of the decoder's
+            input tokens replaced by ``<mask>`` / a random ordinary token
+            (MASS-supNMT's noise, :func:`masking.noise_decoder_input`); the
+            targets stay clean. Drawn after the encoder's masking, so
+            leaving them at 0 changes no other draw.
         **mask_args: keyword arguments of :func:`masking.mask_sentence`
             (``mask_ratio``, ``random_token_prob``, ...).
     """
 
     def __init__(self, dataset, sizes, dictionary, mask_idx, seed=1,
                  shuffle=True, deterministic=False, lang_ids=None,
-                 lang_sample_sizes=None, return_raw=False, **mask_args):
+                 lang_sample_sizes=None, return_raw=False, decoder_mask_prob=0.0,
+                 decoder_random_token_prob=0.0, **mask_args):
         self.dataset = dataset
         self.sizes = np.asarray(sizes)
         self.dictionary = dictionary
@@ -138,6 +144,10 @@ class MaskedS2SDataset(FairseqDataset):
         if lang_sample_sizes and self.lang_ids is None:
             raise ValueError("lang_sample_sizes needs lang_ids")
         self.return_raw = return_raw
+        self.decoder_noise = None
+        if decoder_mask_prob or decoder_random_token_prob:
+            self.decoder_noise = dict(mask_prob=decoder_mask_prob,
+                                      random_prob=decoder_random_token_prob)
         # fairseq reuses its data loader, and persistent workers keep the copy
         # of this dataset they were started with: the epoch lives in shared
         # memory so that set_epoch() in the trainer reaches every worker.
@@ -170,10 +180,15 @@ class MaskedS2SDataset(FairseqDataset):
             random_token_ids=self.random_token_ids,
             **self.mask_args,
         )
+        prev_output_tokens = masked.prev_output_tokens
+        if self.decoder_noise:
+            prev_output_tokens = noise_decoder_input(
+                prev_output_tokens, rng, mask_idx=self.mask_idx,
+                random_token_ids=self.random_token_ids, **self.decoder_noise)
         item = {
             "id": index,
             "source": torch.from_numpy(masked.source),
-            "prev_output_tokens": torch.from_numpy(masked.prev_output_tokens),
+            "prev_output_tokens": torch.from_numpy(prev_output_tokens),
             "target": torch.from_numpy(masked.target),
             "positions": torch.from_numpy(masked.positions),
         }

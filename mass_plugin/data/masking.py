@@ -32,8 +32,12 @@ import numpy as np
 SPAN_STARTS = ("uniform", "mass")
 MASK_MODES = ("span", "discrete")
 
-# The "mass" start rule of the XLM-based MASS code: 20% of spans start the
-# sentence, 20% end it, the remaining 60% start uniformly at random.
+# The "mass" start rule of the XLM-based MASS code (MASS-unsupNMT, which
+# places the span among the unmasked tokens): 20% of spans start at the first
+# token, 20% end at the last (the final </s>), the remaining 60% start
+# uniformly at any valid start, both ends included. So a span starts the
+# sentence with probability 0.2 + 0.6 / (m - k + 1). (MASS-supNMT's uniform
+# part leaves out the last start, 0.6 / (m - k + 1) less there.)
 _MASS_START_FIRST = 0.2
 _MASS_START_LAST = 0.2
 
@@ -112,6 +116,32 @@ def choose_masked_offsets(
     return np.arange(start, start + k)
 
 
+def replace_tokens(values, rng, *, mask_idx, random_token_ids, random_prob, keep_prob):
+    """BERT's split, in place on ``values``: each token becomes a random
+    ordinary token with probability ``random_prob``, stays with probability
+    ``keep_prob``, and becomes ``<mask>`` otherwise (one draw per token, then
+    one per random token, from ``rng``)."""
+    draw = rng.random(len(values))
+    values[draw >= random_prob + keep_prob] = mask_idx
+    use_random = draw < random_prob
+    n_random = int(use_random.sum())
+    if n_random:
+        choice = (rng.random(n_random) * len(random_token_ids)).astype(np.int64)
+        values[use_random] = random_token_ids[choice]
+
+
+def noise_decoder_input(prev_output_tokens, rng, *, mask_idx, random_token_ids,
+                        mask_prob, random_prob) -> np.ndarray:
+    """MASS-supNMT's decoder-input noise: a copy of ``prev_output_tokens``
+    where each token (the begin-of-sentence ``</s>`` included, as there)
+    becomes ``<mask>`` with probability ``mask_prob`` and a random ordinary
+    token with probability ``random_prob``. The targets are not touched."""
+    noisy = np.array(prev_output_tokens, dtype=np.int64)
+    replace_tokens(noisy, rng, mask_idx=mask_idx, random_token_ids=random_token_ids,
+                   random_prob=random_prob, keep_prob=1.0 - mask_prob - random_prob)
+    return noisy
+
+
 def mask_sentence(
     tokens: np.ndarray,
     rng: np.random.Generator,
@@ -168,14 +198,9 @@ def mask_sentence(
 
     # encoder input: BERT's mask / random / keep split over the chosen tokens
     source = tokens.copy()
-    draw = rng.random(k)
     replaced = source[span]  # a view for a span, a copy otherwise
-    replaced[draw >= random_token_prob + leave_unmasked_prob] = mask_idx
-    use_random = draw < random_token_prob
-    n_random = int(use_random.sum())
-    if n_random:
-        choice = (rng.random(n_random) * len(random_token_ids)).astype(np.int64)
-        replaced[use_random] = random_token_ids[choice]
+    replace_tokens(replaced, rng, mask_idx=mask_idx, random_token_ids=random_token_ids,
+                   random_prob=random_token_prob, keep_prob=leave_unmasked_prob)
     if first is None:
         source[span] = replaced
 

@@ -27,7 +27,15 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     model_checksums,
     upgrade_language_embeddings,
 )
+from .embedding_style import EMBEDDING_STYLES, apply_embedding_style
 from .language_embeddings import build_language_embedding, model_languages
+from .mask_hiding import (
+    HIDE_MASK_STATES,
+    check_hide_mask_states,
+    hidden_from_self_attention,
+    hidden_positions,
+    prepare_self_attention_hooks,
+)
 from .position_hooks import hook_state, prepare_position_hook
 from .precision import check_bf16_device
 
@@ -47,19 +55,37 @@ class TransformerMassEncoder(TransformerEncoderBase):
     ``forward(..., src_lang_id=S, tgt_lang_id=T)`` takes per-sentence
     language ids (B); ``T`` (default ``S``) travels in the encoder output, so
     the decoder, beam search included, knows which language to produce.
+    ``forward(..., hidden=H)`` (B x T, True at hidden positions) leaves ``H``
+    out of the decoder's cross-attention (the output's padding mask), and with
+    ``hide_from_encoder=True`` out of the encoder's self-attention too
+    (:mod:`mask_hiding`).
     """
 
     def __init__(self, cfg, dictionary, embed_tokens):
         super().__init__(cfg, dictionary, embed_tokens)
         self.embed_langs = None  # set by TransformerMassModel.build_model
         prepare_position_hook(self.embed_positions)
+        prepare_self_attention_hooks(self.layers)
 
     def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
                 return_all_hiddens: bool = False, token_embeddings=None,
-                src_lang_id=None, tgt_lang_id=None):
+                src_lang_id=None, tgt_lang_id=None, hidden=None, hide_from_encoder=False):
+        language, tgt = self._languages(src_tokens, src_lang_id, tgt_lang_id)
+        with hook_state(self.embed_positions, mass_language=language), \
+                hidden_from_self_attention(self.layers, hidden if hide_from_encoder else None):
+            out = super().forward(src_tokens, src_lengths, return_all_hiddens,
+                                  token_embeddings)
+        if hidden is not None:
+            out["encoder_padding_mask"] = [out["encoder_padding_mask"][0] | hidden]
+        if tgt is not None:
+            out["tgt_lang_id"] = [tgt]
+        return out
+
+    def _languages(self, src_tokens, src_lang_id, tgt_lang_id):
+        """The source language embedding (B x 1 x C) and the target language
+        ids (B); None and None without language embeddings."""
         if self.embed_langs is None:
-            return super().forward(src_tokens, src_lengths, return_all_hiddens,
-                                   token_embeddings)
+            return None, None
         batch, device = src_tokens.size(0), src_tokens.device
         src = self.embed_langs.ids(src_lang_id, self.embed_langs.default_src, batch,
                                    device, "source")
@@ -69,11 +95,7 @@ class TransformerMassEncoder(TransformerEncoderBase):
         else:
             tgt = src if tgt_lang_id is None else self.embed_langs.ids(
                 tgt_lang_id, None, batch, device, "target")
-        with hook_state(self.embed_positions, mass_language=self.embed_langs(src)):
-            out = super().forward(src_tokens, src_lengths, return_all_hiddens,
-                                  token_embeddings)
-        out["tgt_lang_id"] = [tgt]
-        return out
+        return self.embed_langs(src), tgt
 
     def reorder_encoder_out(self, encoder_out, new_order):
         reordered = super().reorder_encoder_out(encoder_out, new_order)
@@ -126,6 +148,9 @@ class TransformerMassModel(TransformerModel):
     same vocabulary (and embedding size) as pre-training.
     """
 
+    hide_mask_states = "none"  # set by build_model from --hide-mask-states
+    mask_idx = None  # the index of <mask>, set by build_model
+
     @classmethod
     def hub_models(cls):
         # fairseq's Transformer lists its own downloadable models here; none
@@ -171,6 +196,26 @@ class TransformerMassModel(TransformerModel):
             "summarization with .document/.summary files. Default: the task's -s/-t. "
             "Ignored by a model without language embeddings",
         )
+        parser.add_argument(
+            "--hide-mask-states", choices=HIDE_MASK_STATES,
+            help="keep the encoder's <mask> states from the decoder in MASS batches: "
+            "'cross' leaves them out of the decoder's cross-attention, as MASS-unsupNMT "
+            "(the XLM-based code) does; 'encoder' also makes them padding in the "
+            "encoder's self-attention, as MASS-supNMT does. Span tokens left unchanged "
+            "or replaced at random stay visible, as in both. Default 'none': nothing is "
+            "hidden, so the decoder step predicting position t may attend to the "
+            "<mask> state at t. Translation, denoising and generation are unaffected",
+        )
+        parser.add_argument(
+            "--embedding-style", choices=tuple(EMBEDDING_STYLES),
+            help="'xlm': as the XLM-based original (MASS-unsupNMT), token and learned "
+            "position embeddings added at the same scale with a LayerNorm on the sum, "
+            "and GELU (sets --no-scale-embedding --layernorm-embedding "
+            "--encoder-learned-pos --decoder-learned-pos --activation-fn gelu unless "
+            "given). Default 'fairseq': tokens scaled by sqrt(dim), no LayerNorm, the "
+            "architecture's activation; fine-tuning keeps the --finetune-from-model "
+            "checkpoint's style",
+        )
 
     @classmethod
     def build_model(cls, args, task):
@@ -182,6 +227,9 @@ class TransformerMassModel(TransformerModel):
         # saved in the checkpoint's configuration: generation rebuilds the same model
         args.language_embeddings = ",".join(langs) if langs else "none"
         model = super().build_model(args, task)
+        model.hide_mask_states = check_hide_mask_states(
+            getattr(args, "hide_mask_states", None) or "none")
+        model.mask_idx = model.encoder.dictionary.index(MASK_SYMBOL)
         if langs:
             if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
                 raise ValueError("--language-embeddings needs positional embeddings "
@@ -234,11 +282,16 @@ class TransformerMassModel(TransformerModel):
         alignment_layer: Optional[int] = None,
         alignment_heads: Optional[int] = None,
     ):
-        """``positions`` (B x k, 1-based, 0 = padding) selects span decoding;
+        """``positions`` (B x k, 1-based, 0 = padding) selects span decoding
+        (and, with --hide-mask-states, hides the <mask> states);
         ``src_lang_id``/``tgt_lang_id`` (B) choose the language embeddings."""
         extra = {}
         if src_lang_id is not None or tgt_lang_id is not None:
             extra = {"src_lang_id": src_lang_id, "tgt_lang_id": tgt_lang_id}
+        if positions is not None and self.hide_mask_states != "none":
+            extra["hidden"] = hidden_positions(src_tokens, self.mask_idx,
+                                               self.encoder.padding_idx)
+            extra["hide_from_encoder"] = self.hide_mask_states == "encoder"
         encoder_out = self.encoder(
             src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
             **extra,
@@ -263,6 +316,10 @@ def _default(args, name, value):
 def transformer_mass(args):
     """6+6 layers, 512 dims: fairseq's base Transformer with one joint
     vocabulary (shared embeddings) and learned positions, as in MASS."""
+    if getattr(args, "hide_mask_states", None) is None:
+        args.hide_mask_states = "none"
+    check_hide_mask_states(args.hide_mask_states)
+    apply_embedding_style(args)
     _default(args, "share_all_embeddings", True)
     _default(args, "encoder_learned_pos", True)
     _default(args, "decoder_learned_pos", True)

@@ -63,8 +63,10 @@ class MaskedS2SConfig(FairseqDataclass):
         default="uniform",
         metadata={
             "help": "where spans start: 'uniform' over all valid starts, or "
-            "'mass': 20%% at the first token, 20%% ending at the last, 60%% "
-            "uniform"
+            "'mass', what both original MASS codes do: 20%% of spans start at the "
+            "first token, 20%% end at the last (the final </s>), 60%% start "
+            "uniformly (as MASS-unsupNMT: both ends included; MASS-supNMT leaves "
+            "out the last start there). With --mask-mode span only"
         },
     )
     mask_mode: ChoiceEnum(MASK_MODES) = field(
@@ -80,6 +82,22 @@ class MaskedS2SConfig(FairseqDataclass):
             "help": "the paper's 'feed' ablation: the decoder input is the whole "
             "sentence, so the decoder also sees the tokens the encoder saw; "
             "the loss stays on the masked tokens"
+        },
+    )
+    decoder_mask_prob: float = field(
+        default=0.0,
+        metadata={
+            "help": "share of the decoder's input tokens replaced by <mask> (the "
+            "targets stay clean). MASS-supNMT uses 0.1, with 0.1 of "
+            "--decoder-random-token-prob; MASS-unsupNMT and the default: 0"
+        },
+    )
+    decoder_random_token_prob: float = field(
+        default=0.0,
+        metadata={
+            "help": "share of the decoder's input tokens replaced by a random "
+            "ordinary token (the targets stay clean). MASS-supNMT uses 0.1; "
+            "MASS-unsupNMT and the default: 0"
         },
     )
     langs: Optional[str] = field(
@@ -117,6 +135,18 @@ class MaskedS2SConfig(FairseqDataclass):
     )
 
 
+def _check_shares(first, second, remainder) -> None:
+    """Two (flag, value) probabilities, each in [0, 1], summing to at most 1."""
+    for flag, value in (first, second):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{flag} must be in [0, 1], got {value}")
+    if first[1] + second[1] > 1.0:
+        raise ValueError(
+            f"{first[0]} + {second[0]} must be at most 1 (got {first[1]} + "
+            f"{second[1]}); {remainder}"
+        )
+
+
 def validate_masking_options(cfg) -> None:
     """Raise ValueError naming the flag when the masking options make no sense."""
     if not 0.0 <= cfg.mask_ratio <= 1.0:
@@ -124,15 +154,16 @@ def validate_masking_options(cfg) -> None:
             f"--mask-ratio must be in [0, 1] (0: one token per sentence, 1: all "
             f"of it), got {cfg.mask_ratio}"
         )
-    for flag, value in (("--random-token-prob", cfg.random_token_prob),
-                        ("--leave-unmasked-prob", cfg.leave_unmasked_prob)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{flag} must be in [0, 1], got {value}")
-    if cfg.random_token_prob + cfg.leave_unmasked_prob > 1.0:
+    _check_shares(("--random-token-prob", cfg.random_token_prob),
+                  ("--leave-unmasked-prob", cfg.leave_unmasked_prob),
+                  "the remaining share of masked positions becomes <mask>")
+    _check_shares(("--decoder-mask-prob", cfg.decoder_mask_prob),
+                  ("--decoder-random-token-prob", cfg.decoder_random_token_prob),
+                  "the remaining share of the decoder's input stays unchanged")
+    if str(cfg.span_start) == "mass" and str(cfg.mask_mode) != "span":
         raise ValueError(
-            "--random-token-prob + --leave-unmasked-prob must be at most 1 "
-            f"(got {cfg.random_token_prob} + {cfg.leave_unmasked_prob}); "
-            "the remaining share of masked positions becomes <mask>"
+            f"--span-start mass places one span; --mask-mode {cfg.mask_mode} has no "
+            "span to place: leave --span-start out (or use --mask-mode span)"
         )
 
 
@@ -252,6 +283,8 @@ class MaskedS2STask(FairseqTask):
             mask_mode=str(self.cfg.mask_mode),
             feed_unmasked=self.cfg.feed_unmasked,
             pad_idx=self.dictionary.pad(),
+            decoder_mask_prob=self.cfg.decoder_mask_prob,
+            decoder_random_token_prob=self.cfg.decoder_random_token_prob,
         )
 
     def filter_indices_by_size(self, indices, dataset, max_positions=None,
