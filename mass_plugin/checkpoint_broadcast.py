@@ -10,17 +10,73 @@ refuses the configuration (an ``omegaconf.DictConfig``), so every rank but
 rank 0 stopped with an ``UnpicklingError``: training worked in one process
 and failed in several as soon as a checkpoint was loaded.
 
-The bytes come from rank 0 of the same job, which loaded the file through
-the plugin's checks (:mod:`mass_plugin.checkpoint_safety`): they are what
-rank 0 already holds, as trusted as the process itself. :func:`install`
-therefore replaces fairseq's broadcast of pickled objects with one that
-reads them back in full.
+:func:`install` replaces fairseq's broadcast of pickled objects with one
+that keeps the plugin's rule for checkpoints: the receiving ranks load with
+torch's weights-only unpickler and the allow-list of
+:mod:`mass_plugin.checkpoint_safety` (plus fairseq's placeholder for the
+tensors it sends apart). The sender turns each configuration into the plain
+container fairseq itself writes into a checkpoint file, and the receivers
+make it a configuration again, as fairseq does when it reads one.
 """
 
+import copy
 import io
 
 import torch
 from fairseq.distributed import utils as distributed_utils
+from omegaconf import DictConfig, OmegaConf
+
+from .checkpoint_safety import SAFE_GLOBALS
+
+_CONFIG = "__mass_plugin_dictconfig__"  # marks a configuration sent as a container
+# what a receiving rank may unpickle: the checkpoint allow-list, and the
+# placeholder fairseq leaves where it took a tensor out to send it apart
+RECEIVE_GLOBALS = SAFE_GLOBALS + [distributed_utils._TensorPlaceholder]
+
+
+def _map(obj, convert):
+    """``obj`` with ``convert`` applied to it, or inside its dicts, lists and tuples."""
+    converted = convert(obj)
+    if converted is not obj:
+        return converted
+    if isinstance(obj, dict):
+        mapped = copy.copy(obj)  # keeps the kind of dict (OrderedDict, defaultdict)
+        for key, value in obj.items():
+            mapped[key] = _map(value, convert)
+        return mapped
+    if type(obj) in (list, tuple):
+        return type(obj)(_map(value, convert) for value in obj)
+    return obj
+
+
+def _to_container(obj):
+    if isinstance(obj, DictConfig):
+        # what fairseq's Trainer writes into a checkpoint file
+        return {_CONFIG: OmegaConf.to_container(obj, resolve=True, enum_to_str=True),
+                "struct": bool(OmegaConf.is_struct(obj))}
+    return obj
+
+
+def _to_config(obj):
+    if isinstance(obj, dict) and _CONFIG in obj:
+        # as fairseq's load_checkpoint_to_cpu makes it from a file's container
+        config = OmegaConf.create(obj[_CONFIG], flags={"allow_objects": True})
+        OmegaConf.set_struct(config, obj["struct"])
+        return config
+    return obj
+
+
+def portable(obj):
+    """``obj`` with every configuration as a marked plain container."""
+    return _map(obj, _to_container)
+
+
+def load_portable(data: bytes):
+    """What :func:`portable` made and ``torch.save`` wrote, read back with the
+    weights-only unpickler and RECEIVE_GLOBALS, configurations restored."""
+    with torch.serialization.safe_globals(RECEIVE_GLOBALS):
+        obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    return _map(obj, _to_config)
 
 
 def broadcast_pickled(obj, src_rank, group, dist_device):
@@ -30,7 +86,7 @@ def broadcast_pickled(obj, src_rank, group, dist_device):
     send = distributed_utils.get_rank(group) == src_rank
     if send:
         pickled = io.BytesIO()
-        torch.save(obj, pickled)
+        torch.save(portable(obj), pickled)
         data = torch.frombuffer(bytearray(pickled.getvalue()), dtype=torch.uint8)
         size = torch.tensor([data.numel()], dtype=torch.long)
     else:
@@ -43,9 +99,7 @@ def broadcast_pickled(obj, src_rank, group, dist_device):
     distributed_utils.broadcast(data, src=src_rank, group=group)
     if send:
         return obj
-    # rank src_rank's own object (see the module docstring): a full load
-    return torch.load(io.BytesIO(data.cpu().numpy().tobytes()), map_location="cpu",
-                      weights_only=False)
+    return load_portable(data.cpu().numpy().tobytes())
 
 
 def install() -> None:

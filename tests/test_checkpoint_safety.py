@@ -1,13 +1,19 @@
 """Checkpoints load through an allow-list; code-running pickles are refused."""
 
 import argparse
+import collections
+import io
+import pickle
 
 import numpy as np
 import pytest
 import torch
 from fairseq import checkpoint_utils
+from fairseq.distributed.utils import _TensorPlaceholder
+from omegaconf import OmegaConf
 
 from conftest import CreatesAFile
+from mass_plugin.checkpoint_broadcast import load_portable, portable
 from mass_plugin.checkpoint_safety import CorruptCheckpointError, UnsafeCheckpointError
 
 
@@ -63,3 +69,27 @@ def test_a_damaged_checkpoint_gives_a_clear_error(tmp_path, damage):
     with pytest.raises((CorruptCheckpointError, UnsafeCheckpointError)) as err:
         checkpoint_utils.load_checkpoint_to_cpu(str(path))
     assert str(path) in str(err.value)
+
+
+def test_what_rank_0_sends_loads_weights_only_with_its_configuration():
+    """mass_plugin.checkpoint_broadcast: a loaded checkpoint's state (an
+    omegaconf configuration, a Namespace, numpy scalars, fairseq's tensor
+    placeholders) crosses to the other ranks through the weights-only
+    unpickler and the allow-list; anything else is refused."""
+    cfg = OmegaConf.create({"task": {"_name": "masked_s2s", "mask_ratio": 0.5}})
+    OmegaConf.set_struct(cfg, True)
+    state = {"cfg": cfg, "args": argparse.Namespace(arch="transformer_mass"),
+             "extra_state": collections.OrderedDict(bleu=np.float64(1.5)),
+             "last_optimizer_state": {"state": {0: _TensorPlaceholder(3)}, "lr": [1e-3]}}
+    sent = io.BytesIO()
+    torch.save(portable(state), sent)
+    got = load_portable(sent.getvalue())
+    assert OmegaConf.is_config(got["cfg"]) and OmegaConf.is_struct(got["cfg"])
+    assert got["cfg"].task.mask_ratio == 0.5 and got["args"].arch == "transformer_mass"
+    assert isinstance(got["extra_state"], collections.OrderedDict)
+    assert got["last_optimizer_state"]["state"][0] == _TensorPlaceholder(3)
+    assert OmegaConf.is_config(state["cfg"])  # the sender's own object is untouched
+    unsafe = io.BytesIO()
+    torch.save({"payload": CreatesAFile("/nonexistent/never")}, unsafe)
+    with pytest.raises(pickle.UnpicklingError):
+        load_portable(unsafe.getvalue())
