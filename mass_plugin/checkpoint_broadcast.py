@@ -74,7 +74,11 @@ def portable(obj):
 def load_portable(data: bytes):
     """What :func:`portable` made and ``torch.save`` wrote, read back with the
     weights-only unpickler and RECEIVE_GLOBALS, configurations restored."""
-    with torch.serialization.safe_globals(RECEIVE_GLOBALS):
+    # torch's safe_globals block takes its classes off the allow-list when it
+    # ends, also those that were on it before: lend it only the missing ones
+    allowed = set(torch.serialization.get_safe_globals())
+    lent = [cls for cls in RECEIVE_GLOBALS if cls not in allowed]
+    with torch.serialization.safe_globals(lent):
         obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     return _map(obj, _to_config)
 

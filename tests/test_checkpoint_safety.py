@@ -14,7 +14,11 @@ from omegaconf import OmegaConf
 
 from conftest import CreatesAFile
 from mass_plugin.checkpoint_broadcast import load_portable, portable
-from mass_plugin.checkpoint_safety import CorruptCheckpointError, UnsafeCheckpointError
+from mass_plugin.checkpoint_safety import (
+    SAFE_GLOBALS,
+    CorruptCheckpointError,
+    UnsafeCheckpointError,
+)
 
 
 def fairseq_like_state():
@@ -89,6 +93,10 @@ def test_what_rank_0_sends_loads_weights_only_with_its_configuration():
     assert isinstance(got["extra_state"], collections.OrderedDict)
     assert got["last_optimizer_state"]["state"][0] == _TensorPlaceholder(3)
     assert OmegaConf.is_config(state["cfg"])  # the sender's own object is untouched
+    # the process's allow-list is as it was: checkpoints with a Namespace and
+    # numpy scalars still load weights-only afterwards
+    assert set(SAFE_GLOBALS) <= set(torch.serialization.get_safe_globals())
+    assert _TensorPlaceholder not in torch.serialization.get_safe_globals()
     unsafe = io.BytesIO()
     torch.save({"payload": CreatesAFile("/nonexistent/never")}, unsafe)
     with pytest.raises(pickle.UnpicklingError):
