@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -138,11 +139,38 @@ def test_a_second_run_keeps_finished_points_and_other_settings_are_refused(analy
     (["--baselines", "none,gpt"], "unknown gpt"),
     (["--ratios", "0.5,1.5"], "in \\[0, 1\\]"),
     (["--ablations", "span"], "unknown span"),
+    (["--ablation-ratio", "0.5,x"], "--ablation-ratio must be comma-separated numbers"),
+    (["--ablation-ratio", "0.5,2"], "in \\[0, 1\\]"),
 ])
 def test_bad_options_are_named(argv, message, capsys):
     with pytest.raises(SystemExit):
         analysis.parse_args(argv)
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_the_original_ablation_pretrains_with_the_original_codes_options_at_each_ratio():
+    """--ablations original at --ablation-ratio 0.5,1: one point per ratio,
+    each pre-trained with the screen's `original` options at its ratio."""
+    from types import SimpleNamespace
+
+    from projects.paper_analysis import pretrain, screen
+
+    args = analysis.parse_args(["--ratios", "0.5", "--ablations", "original,discrete",
+                                "--ablation-ratio", "0.5,1", "--baselines", ""])
+    points = analysis.points_of(args)
+    assert [p.name for p in points] == ["mass_r0.50", "original_r0.50", "original_r1.00",
+                                        "discrete_r0.50", "discrete_r1.00"]
+    calls = []
+    runner = SimpleNamespace(pretrain=lambda save_dir, log, extra, what: calls.append(extra))
+    for point in points[:3]:
+        pretrain.pretrain_point(runner, point, Path("/nonexistent"))
+    base, orig_half, orig_all = (" ".join(extra) for extra in calls)
+    assert "--hide-mask-states" not in base and "--mask-ratio 0.5" in base
+    assert orig_half.endswith("--mask-ratio 0.5 " + screen.VARIANTS["original"])
+    assert "--mask-ratio 1.0 --hide-mask-states encoder --span-start mass" in orig_all
+    for option in ("--embedding-style xlm", "--decoder-mask-prob 0.1",
+                   "--decoder-random-token-prob 0.1"):
+        assert option in orig_all
 
 
 def test_a_point_in_use_by_another_process_is_a_failed_point(tmp_path, capsys):

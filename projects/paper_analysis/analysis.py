@@ -6,8 +6,11 @@ number of updates on the parallel pairs, translate the test set and score it:
 
 * the span length sweep: ``--mask-ratio`` r for each r of ``--ratios`` (0 is
   the end point k = 1, BERT-like; 1 is k = m, a language model);
-* the ablations at ``--ablation-ratio``: ``discrete`` (k tokens anywhere, not
-  one span) and ``feed`` (the decoder also sees the tokens the encoder saw);
+* the ablations at each ``--ablation-ratio``: ``discrete`` (k tokens anywhere,
+  not one span), ``feed`` (the decoder also sees the tokens the encoder saw)
+  and ``original`` (the original MASS code's four choices together: the
+  decoder kept from the ``[MASK]`` states, spans favouring the sentence's
+  ends, XLM's embeddings, noise in the decoder's input);
 * the baselines: ``none`` (no pre-training), ``dae`` (fairseq's ``denoising``
   task on the same architecture) and ``bert_lm`` (the encoder pre-trained as a
   masked LM, the decoder as a language model, then joined; the two get the
@@ -26,9 +29,9 @@ from its last checkpoint), or with more points to add them.
 ``--raw-dir`` has the layout of examples/prepare_data.sh: ``mono.LANG`` and
 ``mono.valid.LANG`` per language, ``train|valid|test.SRC`` and ``.TGT``.
 
-The parts: paper_analysis_runs.py (the runs, through the recipes of examples/),
-paper_analysis_pretrain.py (each kind of pre-training), paper_analysis_bert_lm.py (the
-bert_lm checkpoint), paper_analysis_eval.py (the perplexities) and paper_analysis_plot.py
+The parts, beside this file: runs.py (the runs, through the recipes of
+examples/), pretrain.py (each kind of pre-training), bert_lm.py (the bert_lm
+checkpoint), eval.py (the perplexities) and plot.py
 (results.csv and results.png).
 """
 
@@ -59,10 +62,16 @@ PRESETS = {
 }
 
 
+# the masking every point is also measured with: one uniform 50% span, clean
+# decoder input
+SPAN50 = {"mask_ratio": 0.5, "mask_mode": "span", "feed_unmasked": False,
+          "span_start": "uniform", "decoder_mask_prob": 0.0, "decoder_random_token_prob": 0.0}
+
+
 @dataclass
 class Point:
     name: str
-    kind: str  # mass | discrete | feed | none | dae | bert_lm
+    kind: str  # mass | discrete | feed | original | none | dae | bert_lm
     ratio: float = None
 
 
@@ -81,8 +90,9 @@ def build_parser():
     parser.add_argument("--ratios", default="0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1",
                         help="--mask-ratio values of the sweep (0: k=1, 1: k=m)")
     parser.add_argument("--ablations", default="discrete,feed",
-                        help="any of discrete,feed (empty for none)")
-    parser.add_argument("--ablation-ratio", type=float, default=0.5)
+                        help="any of discrete,feed,original (empty for none)")
+    parser.add_argument("--ablation-ratio", default="0.5",
+                        help="the --mask-ratio of the ablations; comma-separated for several")
     parser.add_argument("--baselines", default="none,dae,bert_lm",
                         help="any of none,dae,bert_lm (empty for none)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu",
@@ -128,11 +138,16 @@ def check_points(parser, args):
         args.ratios = [float(r) for r in args.ratios.split(",") if r]
     except ValueError:
         parser.error(f"--ratios must be comma-separated numbers, got {args.ratios!r}")
-    if any(not 0 <= r <= 1 for r in args.ratios + [args.ablation_ratio]):
+    try:
+        args.ablation_ratio = [float(r) for r in args.ablation_ratio.split(",") if r]
+    except ValueError:
+        parser.error("--ablation-ratio must be comma-separated numbers, got "
+                     f"{args.ablation_ratio!r}")
+    if any(not 0 <= r <= 1 for r in args.ratios + args.ablation_ratio):
         parser.error("mask ratios must be in [0, 1]")
     args.ablations = [a for a in args.ablations.split(",") if a]
     args.baselines = [b for b in args.baselines.split(",") if b]
-    for flag, given, known in (("--ablations", args.ablations, ("discrete", "feed")),
+    for flag, given, known in (("--ablations", args.ablations, ("discrete", "feed", "original")),
                                ("--baselines", args.baselines, ("none", "dae", "bert_lm"))):
         unknown = sorted(set(given) - set(known))
         if unknown:
@@ -142,8 +157,8 @@ def check_points(parser, args):
 
 def points_of(args):
     points = [Point(f"mass_r{r:.2f}", "mass", r) for r in args.ratios]
-    points += [Point(f"{a}_r{args.ablation_ratio:.2f}", a, args.ablation_ratio)
-               for a in args.ablations]
+    points += [Point(f"{a}_r{r:.2f}", a, r) for a in args.ablations
+               for r in args.ablation_ratio]
     points += [Point(b, b) for b in args.baselines]
     return points
 
@@ -173,8 +188,7 @@ def measure_point(runner, point, pdir, label):
         row["ppl_own_masking"] = masked_span_ppl(init, runner.mono_bin, a.langs,
                                                  a.max_tokens, a.seed)
         row["ppl_span50"] = masked_span_ppl(init, runner.mono_bin, a.langs, a.max_tokens,
-                                            a.seed, {"mask_ratio": 0.5, "mask_mode": "span",
-                                                     "feed_unmasked": False})
+                                            a.seed, SPAN50)
     checkpoint, row["finetune_valid_ppl"] = runner.finetune(init, pdir)
     row["bleu"], row["chrf"] = runner.translate(checkpoint, pdir)
     row["total_seconds"] = round(time.time() - start)

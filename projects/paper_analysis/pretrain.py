@@ -5,6 +5,12 @@ joined with the language-model decoder."""
 from projects.paper_analysis.bert_lm import join_bert_lm
 
 MASS = ["--task", "masked_s2s", "--criterion", "masked_s2s_loss"]
+# the original MASS code's four choices (docs/pretraining.md): the decoder kept
+# from the encoder's [MASK] states, spans favouring the sentence's ends, XLM's
+# embeddings, noise in the decoder's input
+ORIGINAL = ["--hide-mask-states", "encoder", "--span-start", "mass",
+            "--embedding-style", "xlm", "--decoder-mask-prob", "0.1",
+            "--decoder-random-token-prob", "0.1"]
 # BART's text infilling: spans of Poisson(3) length, 30% of the tokens
 DENOISING = ["--task", "denoising", "--criterion", "cross_entropy",
              "--sample-break-mode", "eos", "--tokens-per-sample", "1024",
@@ -23,12 +29,10 @@ LANGUAGE_MODEL = MASS + ["--mask-ratio", "1", "--random-token-prob", "0",
 def pretrain_point(runner, point, pdir):
     """Pre-train ``point`` in ``pdir``; the checkpoint to fine-tune from, or
     None for random initialisation (the ``none`` baseline)."""
-    if point.kind in ("mass", "discrete", "feed"):
+    if point.kind in ("mass", "discrete", "feed", "original"):
         extra = MASS + ["--mask-ratio", str(point.ratio)]
-        if point.kind == "discrete":
-            extra += ["--mask-mode", "discrete"]
-        if point.kind == "feed":
-            extra += ["--feed-unmasked"]
+        extra += {"discrete": ["--mask-mode", "discrete"], "feed": ["--feed-unmasked"],
+                  "original": ORIGINAL}.get(point.kind, [])
         runner.pretrain(pdir / "pretrain", pdir / "pretrain.log", extra,
                         f"{point.name}: MASS pre-training")
         return pdir / "pretrain" / "checkpoint_last.pt"

@@ -22,6 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from projects.paper_analysis.pretrain import ORIGINAL
 from projects.runner import RecipeRunner, exclusive, finished, progress, run_guarded
 
 MODEL = ("--encoder-layers 2 --decoder-layers 2 --encoder-embed-dim 128 "
@@ -35,8 +36,7 @@ VARIANTS = {
     "span_mass": "--span-start mass",
     "xlm": "--embedding-style xlm",
     "decoder_noise": "--decoder-mask-prob 0.1 --decoder-random-token-prob 0.1",
-    "original": "--hide-mask-states encoder --span-start mass --embedding-style xlm "
-                "--decoder-mask-prob 0.1 --decoder-random-token-prob 0.1",
+    "original": " ".join(ORIGINAL),
 }
 BATCH = dict(MAX_TOKENS=2048, TOKENS_PER_UPDATE=2048, LR=0.001, WARMUP=300)
 
