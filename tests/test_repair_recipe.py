@@ -8,6 +8,23 @@ import subprocess
 
 from conftest import REPO, bash, bash_error, cli_env, write
 
+BOTH = ("en-fr", "fr-en")
+
+
+def table_rows(path):
+    """(round, direction) of each row of a results.tsv or valid.tsv, sorted."""
+    rows = [line.split("\t") for line in path.read_text().splitlines()[1:]]
+    return sorted((int(r[0]), r[1]) for r in rows)
+
+
+def chosen(out):
+    """The model round with the best mean valid BLEU, then chrF, then the earliest."""
+    valid = {}
+    for row in (out / "valid.tsv").read_text().splitlines()[1:]:
+        round_, _, bleu, chrf, _ = row.split("\t")
+        valid.setdefault(int(round_), []).append((float(bleu), float(chrf)))
+    return max((r for r in valid if r), key=lambda r: ([sum(s) for s in zip(*valid[r])], -r))
+
 
 def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     """projects/unsupervised/repair.sh, shrunken: round 0 is word by word; round 1
@@ -17,7 +34,8 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     whose way there draws from the lexicon's candidates; a row per round in
     rounds.csv; a second run redoes nothing; a third round without round 1's
     pairs (round 2 with them); best.pt, the round chosen on valid, and
-    PATIENCE's stop."""
+    PATIENCE's stop. Every round is scored on valid; the test set only for
+    round 0 and for the round each run ends with, each once."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -45,20 +63,26 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
     log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()
+    assert "== the test set: round 1 (chosen on valid)" in log
+    assert "== rounds.csv: words_then_repair,1,6," in log
     # (and scores with a wider beam than its round trips': NBEST=3 > BEAM=2 alone is an error)
     # round 2 trains on round 1's pairs again (KEEP_ROUND1_PAIRS=1), round 3 below does not
     variables.update(ROUNDS=2, GEN_ENGINE="ctranslate2", SCORE_BEAM=3, NBEST=3,
                      KEEP_ROUND1_PAIRS=1)
     log += bash("projects/unsupervised/repair.sh", **variables)
     for r, nbest in ((1, 2), (2, 3)):
-        hyps = (out / f"round{r}.test.en-fr.txt.nbest").read_text().splitlines()
+        hyps = (out / f"round{r}.valid.en-fr.txt.nbest").read_text().splitlines()
         assert len(hyps) == 12 * nbest
     assert (out / "round1/ckpt/ct2/model.bin").is_file()  # round 2's round trips
     assert (out / "round2/ckpt/ct2/model.bin").is_file()  # round 2's scores
-    for table in ("results", "valid"):
-        rows = [r.split("\t") for r in (out / f"{table}.tsv").read_text().splitlines()[1:]]
-        assert sorted((r[0], r[1]) for r in rows) == [
-            (str(i), d) for i in range(3) for d in ("en-fr", "fr-en")]
+    best = chosen(out)
+    assert f"== the test set: round {best} (chosen on valid)" in log
+    assert table_rows(out / "valid.tsv") == [(i, d) for i in range(3) for d in BOTH]
+    # the test set: word by word, round 1 (chosen by the first run), and round
+    # 2 where the second run chose it; never a round that no run ended with
+    tested = sorted({0, 1, best})
+    assert table_rows(out / "results.tsv") == [(i, d) for i in tested for d in BOTH]
+    assert (out / "round2.test.en-fr.txt").exists() == (best == 2)
     # round 0: word by word, each direction with its own file and --min-score
     for src, tgt, score in (("en", "fr", "0.1"), ("fr", "en", "0.05")):
         expected = subprocess.run(
@@ -100,19 +124,20 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     # and round 1's pairs of the mono text, not those of the extra text
     assert lines["pairs.en.noisy"] == (2 * lines["rt.spm.nen"] + lines["srt.spm.nen"]
                                        + size["rt.spm.nen"] + size["dae.spm.nen"])
-    # each round's test output is scored as written, one line per reference line
+    # each round's output is scored as written, one line per reference line
     for r in (1, 2):
-        hyp = out / f"round{r}.test.en-fr.txt"
+        hyp = out / f"round{r}.valid.en-fr.txt"
         assert len(hyp.read_text().splitlines()) == 12
+    assert len((out / "round1.test.en-fr.txt").read_text().splitlines()) == 12
     with open(out / "rounds.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), ("1", "6"), ("2", "8")]
-    assert rows[2]["p_en_fr"] and 0 <= float(rows[2]["share_fr"]) <= 1
-    assert "== rounds.csv: words_then_repair,2,8," in log
+    assert [(r["round"], r["updates"]) for r in rows] == [
+        ("0", "0"), ("1", "6"), ("2", "8")][:len(tested)]
+    assert rows[1]["p_en_fr"] and 0 <= float(rows[1]["share_fr"]) <= 1
     again = bash("projects/unsupervised/repair.sh", **variables)
     assert "training on" not in again and "word by word and back" not in again
     assert "== rounds.csv" not in again  # nothing scored anew: no bootstrap again
-    assert len((out / "results.tsv").read_text().splitlines()) == 7
+    assert table_rows(out / "results.tsv") == [(i, d) for i in tested for d in BOTH]
     # a third round on its own round trips alone (the default)
     del variables["KEEP_ROUND1_PAIRS"]
     log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 3})
@@ -121,14 +146,14 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
              for name in ("rt.spm.nen", "srt.spm.nen", "pairs.en.noisy")}
     assert lines["pairs.en.noisy"] == 2 * lines["rt.spm.nen"] + lines["srt.spm.nen"] > 0
     assert "round2/ckpt/checkpoint_last.pt" in (out / "round3/train.log").read_text()
-    # best.pt: the round with the best mean valid BLEU (then chrF), named at the end
-    valid = {}
-    for row in (out / "valid.tsv").read_text().splitlines()[1:]:
-        round_, _, bleu, chrf, _ = row.split("\t")
-        valid.setdefault(int(round_), []).append((float(bleu), float(chrf)))
-    best = max((r for r in valid if r), key=lambda r: ([sum(s) for s in zip(*valid[r])], -r))
+    # best.pt: the round with the best mean valid BLEU (then chrF), named at
+    # the end, and the round whose test set this run scored
+    best = chosen(out)
     assert (out / "best.pt").resolve() == (out / f"round{best}/ckpt/checkpoint_last.pt").resolve()
     assert f"== chosen on valid: round {best} (en->fr / fr->en): valid BLEU" in log
+    assert f"== the test set: round {best} (chosen on valid)" in log
+    tested = sorted(set(tested) | {best})
+    assert table_rows(out / "results.tsv") == [(i, d) for i in tested for d in BOTH]
     # PATIENCE: where round 1 leads on valid, ROUNDS=4 PATIENCE=1 stops after round 2
     rows = [r if not r.startswith("1\t") else "\t".join(r.split("\t")[:2] + ["99", "99", "0"])
             for r in (out / "valid.tsv").read_text().splitlines()]
@@ -139,6 +164,8 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     assert not (out / "round4").exists() and "training on" not in log
     assert (out / "best.pt").resolve() == (out / "round1/ckpt/checkpoint_last.pt").resolve()
     assert "== chosen on valid: round 1 (en->fr / fr->en): valid BLEU 99.00 / 99.00" in log
+    assert "== the test set: round 1 (chosen on valid)" in log  # scored before: kept
+    assert table_rows(out / "results.tsv") == [(i, d) for i in tested for d in BOTH]
     for name, value, error in (("KEEP_ROUND1_PAIRS", "no", "KEEP_ROUND1_PAIRS=no: give 1"),
                                ("PATIENCE", "-1", "PATIENCE=-1: give a number of rounds"),
                                ("LEXICON", tmp_path / "none", "none.en-fr.tsv is missing or empty"),

@@ -29,18 +29,22 @@ each run of words the lexicon lacks as a placeholder. Round r = 1..ROUNDS:
      clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
      DAE_UPDATES > 0 from a model first trained that long on the shuffled,
      thinned copies alone), later rounds from the last one (UPDATES);
-  3. each direction's test set (and VALID_PREFIX's, to choose a round by):
-     word by word with placeholders, repaired (beam SCORE_BEAM, NBEST hypotheses),
+  3. each direction's valid set (VALID_PREFIX), to choose a round by: word
+     by word with placeholders, repaired (beam SCORE_BEAM, NBEST hypotheses),
      the placeholders restored (projects/unsupervised/restore_placeholders.py; a line
      that lost one falls back to word by word), scored with sacreBLEU.
-Results: $WORK_DIR/results.tsv (round, direction, BLEU, chrF, minutes),
-$WORK_DIR/valid.tsv (the same on the valid set) and, after each round,
-$WORK_DIR/rounds.csv (python -m projects.unsupervised.rounds_table: the columns of
-projects/unsupervised/results.csv, the paired bootstrap against word by word, the
-output's language shares). With VALID_PREFIX, the round with the best mean
-valid BLEU so far (python -m projects.unsupervised.choose_round; the test set plays no
-part) is linked as $WORK_DIR/best.pt and named at the end, and PATIENCE > 0
-stops the rounds once that many have passed without a better one.
+The test set (REFERENCE_PREFIX) is scored the same way for two systems
+only, each once: round 0 (word by word) and the round the run ends with,
+the round with the best mean valid BLEU (python -m projects.unsupervised.choose_round,
+linked as $WORK_DIR/best.pt and named at the end), or without VALID_PREFIX
+the last round. PATIENCE > 0 stops the rounds once that many have passed
+without a better valid BLEU.
+Results: $WORK_DIR/valid.tsv (round, direction, BLEU, chrF, minutes: every
+round), $WORK_DIR/results.tsv (the same on the test set: every test-set
+scoring the work directory has seen) and $WORK_DIR/rounds.csv (python -m
+projects.unsupervised.rounds_table: the columns of projects/unsupervised/results.csv
+for the test-scored rounds, the paired bootstrap against word by word, the
+output's language shares).
 Interrupted? Run the same command again: finished steps are kept, and an
 interrupted training resumes from its checkpoint_last.pt.
 """
@@ -191,12 +195,21 @@ def score(s, round_, src, split, prefix, clock):
 
 
 def score_round(s, round_, clock):
-    """Each direction on the test set (and on the valid set), then rounds.csv."""
+    """A round on the valid set, each direction (nothing without VALID_PREFIX);
+    round 0, word by word, on the test set as well: it is a system of its own."""
+    for src in (s.l1, s.l2):
+        if s.valid_prefix:
+            score(s, round_, src, "valid", s.valid_prefix, clock)
+    if round_ == 0:
+        score_test(s, 0, clock)
+
+
+def score_test(s, round_, clock):
+    """The test set, each direction, for the round the run ends with, then
+    rounds.csv. Each round is scored on test at most once."""
     scored = False
     for src in (s.l1, s.l2):
         scored |= score(s, round_, src, "test", s.reference_prefix, clock)
-        if s.valid_prefix:
-            scored |= score(s, round_, src, "valid", s.valid_prefix, clock)
     # resumed, nothing scored anew and the round in rounds.csv: its paired bootstraps stand
     rounds = s.work / "rounds.csv"
     if not scored and rounds.is_file() and any(
@@ -224,6 +237,29 @@ def link_best(s):
     return best
 
 
+def run_rounds(s, clock):
+    """Rounds 1..ROUNDS (fewer where PATIENCE stops them), each scored on
+    valid; the round the run ends with: the chosen one, else the last."""
+    final = 0
+    for round_ in range(1, s.rounds + 1):
+        (s.work / f"round{round_}").mkdir(parents=True, exist_ok=True)
+        start = seconds()
+        pairs(s, round_, s.l1)
+        pairs(s, round_, s.l2)
+        train_round(s, round_)
+        clock.spent(start)
+        score_round(s, round_, clock)
+        final = round_
+        if not s.valid_prefix:
+            continue
+        final = link_best(s)
+        if s.patience > 0 and round_ - final >= s.patience:
+            progress(f"== stopping after round {round_}: no better mean valid BLEU in the "
+                     f"{s.patience} round(s) since round {final} (PATIENCE={s.patience})")
+            break
+    return final
+
+
 def main(argv=None):
     s = settings(argv)
     s.work.mkdir(parents=True, exist_ok=True)
@@ -234,21 +270,11 @@ def main(argv=None):
     subwords(s)
     clock.spent(start)
     score_round(s, 0, clock)
-    for round_ in range(1, s.rounds + 1):
-        (s.work / f"round{round_}").mkdir(parents=True, exist_ok=True)
-        start = seconds()
-        pairs(s, round_, s.l1)
-        pairs(s, round_, s.l2)
-        train_round(s, round_)
-        clock.spent(start)
-        score_round(s, round_, clock)
-        if not s.valid_prefix:
-            continue
-        best = link_best(s)
-        if s.patience > 0 and round_ - best >= s.patience:
-            progress(f"== stopping after round {round_}: no better mean valid BLEU in the "
-                     f"{s.patience} round(s) since round {best} (PATIENCE={s.patience})")
-            break
+    final = run_rounds(s, clock)
+    if final:
+        how = "chosen on valid" if s.valid_prefix else "the last one, no VALID_PREFIX to choose by"
+        progress(f"== the test set: round {final} ({how})")
+        score_test(s, final, clock)
     show_tables(s.work)
     if s.valid_prefix and s.rounds > 0:
         for line in choose(s):
