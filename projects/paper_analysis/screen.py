@@ -9,9 +9,12 @@ pre-training of the quickstart's model (examples/pretrain.sh, mask ratio 0.5,
 ``--pretrain-updates``, the variant's options, ``--seed``), en->fr
 fine-tuning from it (examples/finetune_nmt.sh, ``--finetune-updates``, the
 same seed), and the valid set translated and scored (examples/generate.sh,
-sacreBLEU and chrF). The test set plays no part. One run differs from
+sacreBLEU and chrF). The controls ``none`` and ``none_xlm`` skip the
+pre-training: fine-tuning from random initialisation (``none_xlm`` with the
+``xlm`` embedding style). The test set plays no part. One run differs from
 another by about a BLEU point, hence the seeds: WORK/screen.csv gets a row
-per run, and the end prints each variant's mean and range over its seeds.
+per finished run in the work directory, and the end prints each asked
+variant's mean and range over its seeds.
 Finished runs are kept: the same command resumes, and more seeds or
 variants add runs.
 """
@@ -38,13 +41,19 @@ VARIANTS = {
     "decoder_noise": "--decoder-mask-prob 0.1 --decoder-random-token-prob 0.1",
     "original": " ".join(ORIGINAL),
 }
+# controls without pre-training: fine-tuning from random initialisation, with
+# these options (none_xlm: is xlm's gain its architecture or its pre-training?)
+CONTROLS = {
+    "none": "",
+    "none_xlm": "--embedding-style xlm",
+}
 BATCH = dict(MAX_TOKENS=2048, TOKENS_PER_UPDATE=2048, LR=0.001, WARMUP=300)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", default="base,original",
-                        help=f"comma-separated, of: {', '.join(VARIANTS)}")
+                        help=f"comma-separated, of: {', '.join([*VARIANTS, *CONTROLS])}")
     parser.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
     parser.add_argument("--raw-dir", default="examples/data",
                         help="raw text in the layout of examples/prepare_data.sh")
@@ -57,10 +66,10 @@ def parse_args(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time")
     args = parser.parse_args(argv)
     args.variants = args.variants.split(",")
-    unknown = [v for v in args.variants if v not in VARIANTS]
+    unknown = [v for v in args.variants if v not in VARIANTS and v not in CONTROLS]
     if unknown:
         parser.error(f"--variants: unknown {', '.join(unknown)}; choose from "
-                     f"{', '.join(VARIANTS)}")
+                     f"{', '.join([*VARIANTS, *CONTROLS])}")
     try:
         args.seeds = [int(seed) for seed in args.seeds.split(",")]
     except ValueError:
@@ -76,13 +85,16 @@ def one_run(runner, args, variant, seed):
     if scores.exists():
         return
     data_bin, seeded = runner.work / "data-bin", f"{MODEL} --seed {seed}"
+    stages = [("pretrain", args.pretrain_updates, "pretrain.sh",
+               dict(MASK_RATIO=args.mask_ratio, VALIDATE_EVERY=400,
+                    EXTRA_ARGS=f"{seeded} {VARIANTS.get(variant)}")),
+              ("ft", args.finetune_updates, "finetune_nmt.sh",
+               dict(PRETRAINED=run / "pretrain/checkpoint_best.pt", EXTRA_ARGS=seeded))]
+    if variant in CONTROLS:  # no pre-training; the options go to the fine-tuning
+        stages = [("ft", args.finetune_updates, "finetune_nmt.sh",
+                   dict(PRETRAINED="", EXTRA_ARGS=f"{seeded} {CONTROLS[variant]}"))]
     with exclusive(run):
-        for stage, updates, script, variables in (
-                ("pretrain", args.pretrain_updates, "pretrain.sh",
-                 dict(MASK_RATIO=args.mask_ratio, VALIDATE_EVERY=400,
-                      EXTRA_ARGS=f"{seeded} {VARIANTS[variant]}")),
-                ("ft", args.finetune_updates, "finetune_nmt.sh",
-                 dict(PRETRAINED=run / "pretrain/checkpoint_best.pt", EXTRA_ARGS=seeded))):
+        for stage, updates, script, variables in stages:
             if not (run / stage / "done").exists():
                 runner.recipe(script, run / f"{stage}.log", f"{stage} {variant} seed {seed}",
                               DATA_BIN=data_bin, SAVE_DIR=run / stage, MAX_UPDATE=updates,
@@ -95,15 +107,16 @@ def one_run(runner, args, variant, seed):
     progress(f"== {variant} seed {seed}: valid BLEU / chrF {scores.read_text().split()}")
 
 
-def report(work, variants, seeds):
-    """screen.csv, a row per finished run, and each variant's mean and range."""
+def report(work, variants):
+    """screen.csv, a row per finished run of the work directory, and each of
+    ``variants``' mean and range."""
     rows = []
-    for variant in variants:
-        for seed in seeds:
-            path = work / f"{variant}-s{seed}" / "valid.scores"
-            if path.exists():
-                bleu, chrf = path.read_text().split()
-                rows.append(dict(variant=variant, seed=seed, valid_bleu=bleu, valid_chrf=chrf))
+    for variant in [*VARIANTS, *CONTROLS]:
+        for path in work.glob(f"{variant}-s*/valid.scores"):
+            bleu, chrf = path.read_text().split()
+            seed = int(path.parent.name[len(variant) + 2:])
+            rows.append(dict(variant=variant, seed=seed, valid_bleu=bleu, valid_chrf=chrf))
+    rows.sort(key=lambda r: ([*VARIANTS, *CONTROLS].index(r["variant"]), r["seed"]))
     with open(work / "screen.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, ["variant", "seed", "valid_bleu", "valid_chrf"])
         writer.writeheader()
@@ -131,7 +144,7 @@ def main(argv=None):
               lambda v=v, s=s: one_run(runner, args, v, s))
              for s in args.seeds for v in args.variants]
     failures = run_guarded(tasks, args.jobs)
-    report(runner.work, args.variants, args.seeds)
+    report(runner.work, args.variants)
     if failures:
         sys.exit(f"error: {len(failures)} run(s) failed: {', '.join(failures)}; fix the cause "
                  "and run the same command again")
