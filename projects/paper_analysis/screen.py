@@ -47,13 +47,14 @@ CONTROLS = {
     "none": "",
     "none_xlm": "--embedding-style xlm",
 }
+NAMES = [*VARIANTS, *CONTROLS]
 BATCH = dict(MAX_TOKENS=2048, TOKENS_PER_UPDATE=2048, LR=0.001, WARMUP=300)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", default="base,original",
-                        help=f"comma-separated, of: {', '.join([*VARIANTS, *CONTROLS])}")
+                        help=f"comma-separated, of: {', '.join(NAMES)}")
     parser.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
     parser.add_argument("--raw-dir", default="examples/data",
                         help="raw text in the layout of examples/prepare_data.sh")
@@ -66,10 +67,10 @@ def parse_args(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time")
     args = parser.parse_args(argv)
     args.variants = args.variants.split(",")
-    unknown = [v for v in args.variants if v not in VARIANTS and v not in CONTROLS]
+    unknown = [v for v in args.variants if v not in NAMES]
     if unknown:
         parser.error(f"--variants: unknown {', '.join(unknown)}; choose from "
-                     f"{', '.join([*VARIANTS, *CONTROLS])}")
+                     f"{', '.join(NAMES)}")
     try:
         args.seeds = [int(seed) for seed in args.seeds.split(",")]
     except ValueError:
@@ -85,14 +86,15 @@ def one_run(runner, args, variant, seed):
     if scores.exists():
         return
     data_bin, seeded = runner.work / "data-bin", f"{MODEL} --seed {seed}"
-    stages = [("pretrain", args.pretrain_updates, "pretrain.sh",
-               dict(MASK_RATIO=args.mask_ratio, VALIDATE_EVERY=400,
-                    EXTRA_ARGS=f"{seeded} {VARIANTS.get(variant)}")),
-              ("ft", args.finetune_updates, "finetune_nmt.sh",
-               dict(PRETRAINED=run / "pretrain/checkpoint_best.pt", EXTRA_ARGS=seeded))]
     if variant in CONTROLS:  # no pre-training; the options go to the fine-tuning
         stages = [("ft", args.finetune_updates, "finetune_nmt.sh",
                    dict(PRETRAINED="", EXTRA_ARGS=f"{seeded} {CONTROLS[variant]}"))]
+    else:
+        stages = [("pretrain", args.pretrain_updates, "pretrain.sh",
+                   dict(MASK_RATIO=args.mask_ratio, VALIDATE_EVERY=400,
+                        EXTRA_ARGS=f"{seeded} {VARIANTS[variant]}")),
+                  ("ft", args.finetune_updates, "finetune_nmt.sh",
+                   dict(PRETRAINED=run / "pretrain/checkpoint_best.pt", EXTRA_ARGS=seeded))]
     with exclusive(run):
         for stage, updates, script, variables in stages:
             if not (run / stage / "done").exists():
@@ -111,12 +113,12 @@ def report(work, variants):
     """screen.csv, a row per finished run of the work directory, and each of
     ``variants``' mean and range."""
     rows = []
-    for variant in [*VARIANTS, *CONTROLS]:
+    for variant in NAMES:
         for path in work.glob(f"{variant}-s*/valid.scores"):
             bleu, chrf = path.read_text().split()
             seed = int(path.parent.name[len(variant) + 2:])
             rows.append(dict(variant=variant, seed=seed, valid_bleu=bleu, valid_chrf=chrf))
-    rows.sort(key=lambda r: ([*VARIANTS, *CONTROLS].index(r["variant"]), r["seed"]))
+    rows.sort(key=lambda r: (NAMES.index(r["variant"]), r["seed"]))
     with open(work / "screen.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, ["variant", "seed", "valid_bleu", "valid_chrf"])
         writer.writeheader()

@@ -197,8 +197,8 @@ def score(s, round_, src, split, prefix, clock):
 def score_round(s, round_, clock):
     """A round on the valid set, each direction (nothing without VALID_PREFIX);
     round 0, word by word, on the test set as well: it is a system of its own."""
-    for src in (s.l1, s.l2):
-        if s.valid_prefix:
+    if s.valid_prefix:
+        for src in (s.l1, s.l2):
             score(s, round_, src, "valid", s.valid_prefix, clock)
     if round_ == 0:
         score_test(s, 0, clock)
