@@ -106,6 +106,11 @@ def parse_args(argv=None):
                         help="more fairseq-train options for every masked_s2s row, e.g. "
                         "'--loss-chunk-tokens 8192': to measure an option against a run "
                         "without it")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=OPTIONS",
+                        help="steady state: one more row in the base table, masked_s2s in the "
+                        "first --base-precisions with these fairseq-train options, e.g. "
+                        "'fused=--cross-attention fused'; repeat for more rows. Measured in "
+                        "the same run as the row without them, so the ratio is side by side")
     parser.add_argument("--output", help="also write the results as JSON lines here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement
     return resolve_defaults(parser, parser.parse_args(argv))
@@ -133,6 +138,14 @@ def resolve_defaults(parser, args):
     args.base_size = args.base_size or max(args.sizes)
     default = "fp16,bf16" if args.device == "cuda" else args.precision
     args.base_precisions = (args.base_precisions or default).split(",")
+    variants = []
+    for variant in args.variant:
+        name, sep, options = variant.partition("=")
+        if not sep or not name.strip() or not options.strip():
+            parser.error(f"--variant {variant!r}: expected NAME=OPTIONS, e.g. "
+                         "'fused=--cross-attention fused'")
+        variants.append((name.strip(), options.split()))
+    args.variant = variants
     args.tables = [t for t in args.tables.split(",") if t]
     unknown = set(args.tables) - {"sizes", "base"}
     if unknown:

@@ -49,7 +49,7 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(REPO / "benchmarks/benchmark.py"), "--quick", "--steady",
          "--updates", "3", "--warmup-min", "2", "--warmup-max", "3", "--sizes", "512",
-         "--tables", "sizes,base",
+         "--tables", "sizes,base", "--variant", "fused=--cross-attention fused",
          "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output", str(output)],
         cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -58,7 +58,10 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     rows = [json.loads(line) for line in output.read_text().splitlines()]
     assert [row["name"] for row in rows] == [
         "denoising (BART) mask 0.5", "masked_s2s 0.5", "masked_s2s 0.5 fp32",
-        "denoising (BART) mask 0.5 fp32"]
+        "masked_s2s 0.5 fp32, fused", "denoising (BART) mask 0.5 fp32"]
+    # a --variant row: measured beside the row without its options, ratio printed
+    assert "masked_s2s 0.5 fp32, fused / denoising sentences/s, base model:" in proc.stdout
+    assert (tmp_path / "work/profile-masked_s2s-base-512-fp32-fused.txt").exists()
     assert len({row["batches"] for row in rows[:2]}) == 1  # the same batches
     for row in rows:
         assert row["timed_steps"] == 3 and 2 <= row["warmup_steps"] <= 3

@@ -28,6 +28,7 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     upgrade_language_embeddings,
 )
 from .embedding_style import EMBEDDING_STYLES, apply_embedding_style
+from .gpu_kernels import CROSS_ATTENTION_PATHS, GELU_PRECISIONS, apply_gpu_kernels
 from .language_embeddings import build_language_embedding, model_languages
 from .mask_hiding import (
     HIDE_MASK_STATES,
@@ -216,6 +217,20 @@ class TransformerMassModel(TransformerModel):
             "architecture's activation; fine-tuning keeps the --finetune-from-model "
             "checkpoint's style",
         )
+        parser.add_argument(
+            "--gelu-precision", choices=GELU_PRECISIONS,
+            help="'model': GELU computed in the model's precision by torch (fp32 inside "
+            "the kernel, so the same values) instead of fairseq's, which copies the "
+            "activations to fp32 and back under --fp16/--bf16. Default 'fp32': "
+            "fairseq's. No effect in fp32 or with another --activation-fn",
+        )
+        parser.add_argument(
+            "--cross-attention", choices=CROSS_ATTENTION_PATHS,
+            help="'fused': the decoder's cross-attention goes through torch's fused "
+            "attention in training and scoring (same values to float rounding; beam "
+            "search unchanged). Default 'fairseq': fairseq's batched matrix products "
+            "and fp32 softmax there",
+        )
 
     @classmethod
     def build_model(cls, args, task):
@@ -230,6 +245,7 @@ class TransformerMassModel(TransformerModel):
         model.hide_mask_states = check_hide_mask_states(
             getattr(args, "hide_mask_states", None) or "none")
         model.mask_idx = model.encoder.dictionary.index(MASK_SYMBOL)
+        apply_gpu_kernels(model, args)
         if langs:
             if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
                 raise ValueError("--language-embeddings needs positional embeddings "

@@ -1,0 +1,69 @@
+"""Two GPU fast paths, each computing what fairseq's layer computes.
+
+``--gelu-precision model`` runs GELU in the model's own precision with
+torch's ``F.gelu``. fairseq's ``gelu`` converts its input to fp32, applies
+GELU and converts back, so under ``--fp16``/``--bf16`` every feed-forward
+layer writes and reads an fp32 copy of its largest activation, forward and
+backward. torch's half-precision GELU kernels already compute in fp32
+internally and round once, so the values are the same; only the copies go.
+In fp32 (any CPU run) the two are the same function. The default,
+``fp32``, keeps fairseq's.
+
+``--cross-attention fused`` sends the decoder's cross-attention through
+torch's ``F.multi_head_attention_forward`` (``scaled_dot_product_attention``
+inside) when there is no incremental state, i.e. in training and scoring.
+fairseq calls cross-attention with ``static_kv=True``, which only matters
+for the incremental decoding cache, but it keeps the call off fairseq's own
+fast path, so training runs it as batched matrix products with an fp32
+softmax. fairseq's decoder asks its last layer for per-head attention
+weights, so that layer keeps fairseq's path; so does incremental decoding
+(beam search). The outputs agree
+with fairseq's path to float rounding; attention dropout draws its random
+numbers differently. The default, ``fairseq``, keeps fairseq's path.
+"""
+
+import torch.nn.functional as F
+from fairseq import utils
+from fairseq.modules import MultiheadAttention
+
+GELU_PRECISIONS = ("fp32", "model")
+CROSS_ATTENTION_PATHS = ("fairseq", "fused")
+
+
+class FusedCrossAttention(MultiheadAttention):
+    """fairseq's MultiheadAttention, taking its fused path for cross-attention
+    whenever no incremental state is given."""
+
+    def forward(self, query, key, value, key_padding_mask=None, incremental_state=None,
+                need_weights=True, static_kv=False, **kwargs):
+        per_head = kwargs.get("need_head_weights") or kwargs.get("before_softmax")
+        if incremental_state is None and not per_head:
+            static_kv = False  # it names the incremental cache only; there is none
+        return super().forward(query, key, value, key_padding_mask, incremental_state,
+                               need_weights, static_kv, **kwargs)
+
+
+def _layers(model):
+    return list(model.encoder.layers) + list(model.decoder.layers)
+
+
+def apply_gpu_kernels(model, args) -> None:
+    """Switch ``model``'s layers to the paths ``args`` chooses (in place)."""
+    gelu = getattr(args, "gelu_precision", None) or "fp32"
+    cross = getattr(args, "cross_attention", None) or "fairseq"
+    if gelu not in GELU_PRECISIONS:
+        raise ValueError(f"--gelu-precision {gelu}: choose one of {', '.join(GELU_PRECISIONS)}")
+    if cross not in CROSS_ATTENTION_PATHS:
+        raise ValueError(f"--cross-attention {cross}: choose one of "
+                         f"{', '.join(CROSS_ATTENTION_PATHS)}")
+    if gelu == "model":
+        fairseq_gelu = utils.get_activation_fn("gelu")
+        for layer in _layers(model):
+            if layer.activation_fn is fairseq_gelu:
+                layer.activation_fn = F.gelu
+    if cross == "fused":
+        for layer in model.decoder.layers:
+            attention = getattr(layer, "encoder_attn", None)
+            if type(attention) is MultiheadAttention:
+                # a subclass adding a method and no state: the weights stay as they are
+                attention.__class__ = FusedCrossAttention

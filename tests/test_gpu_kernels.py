@@ -1,0 +1,127 @@
+"""--gelu-precision model and --cross-attention fused compute what fairseq's
+paths compute (the GPU gain is measured by benchmarks/benchmark.py)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.modules import multihead_attention
+
+from conftest import make_task, tiny_model
+from mass_plugin.models.gpu_kernels import FusedCrossAttention
+
+
+@pytest.fixture
+def task(mono_data):
+    task = make_task(mono_data[0])
+    task.load_dataset("train")
+    return task
+
+
+def batch(task, n=4, length=11):
+    """Source and decoder input, the source padded on the left to different lengths."""
+    d = task.source_dictionary
+    g = torch.Generator().manual_seed(1)
+    src = torch.randint(d.nspecial, task.mask_idx, (n, length), generator=g)
+    src[:, -1] = d.eos()
+    lengths = torch.tensor([length - 3 * i for i in range(n)])
+    for i, kept in enumerate(lengths):
+        src[i, :length - kept] = d.pad()
+    prev = torch.randint(d.nspecial, task.mask_idx, (n, 6), generator=g)
+    return src, lengths, prev
+
+
+def outputs_and_grads(model, task, dtype=torch.float32):
+    model = model.to(dtype).train()
+    src, lengths, prev = batch(task)
+    out = model(src, lengths, prev)[0]
+    out.float().square().mean().backward()
+    grads = {n: p.grad.float().clone() for n, p in model.named_parameters() if p.grad is not None}
+    return out.detach().float(), grads
+
+
+NO_DROPOUT = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
+
+
+@pytest.mark.parametrize("dtype,atol", [(torch.float32, 0.0), (torch.bfloat16, 0.0)])
+def test_gelu_in_the_model_precision_gives_fairseqs_values(task, dtype, atol):
+    models = [tiny_model(task, activation_fn="gelu", gelu_precision=p, **NO_DROPOUT)
+              for p in ("fp32", "model")]
+    assert models[1].decoder.layers[0].activation_fn is F.gelu
+    assert models[0].decoder.layers[0].activation_fn is not F.gelu
+    (out0, grads0), (out1, grads1) = (outputs_and_grads(m, task, dtype) for m in models)
+    assert torch.allclose(out0, out1, rtol=0, atol=atol)
+    assert grads0.keys() == grads1.keys()
+    for name in grads0:
+        assert torch.allclose(grads0[name], grads1[name], rtol=0, atol=atol), name
+
+
+def test_gelu_precision_leaves_other_activations_alone(task):
+    model = tiny_model(task, activation_fn="relu", gelu_precision="model")
+    assert model.encoder.layers[0].activation_fn is not F.gelu
+
+
+def test_fused_cross_attention_equals_fairseqs_path(task, monkeypatch):
+    calls = []
+    fused = multihead_attention.F.multi_head_attention_forward
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return fused(*args, **kwargs)
+
+    monkeypatch.setattr(multihead_attention.F, "multi_head_attention_forward", counted)
+    results = []
+    for path in ("fairseq", "fused"):
+        calls.clear()
+        model = tiny_model(task, cross_attention=path, **NO_DROPOUT)
+        results.append(outputs_and_grads(model, task))
+        results[-1] += (len(calls),)
+    (out0, grads0, calls0), (out1, grads1, calls1) = results
+    self_attention = len(model.encoder.layers) + len(model.decoder.layers)
+    # fairseq's path fuses self-attention only; the fused one cross-attention
+    # too, but for the last layer, which fairseq asks for per-head weights
+    assert (calls0, calls1) == (self_attention, self_attention + len(model.decoder.layers) - 1)
+    assert torch.allclose(out0, out1, rtol=0, atol=1e-5)
+    for name in grads0:
+        assert torch.allclose(grads0[name], grads1[name], rtol=1e-4, atol=1e-6), name
+
+
+def test_fused_cross_attention_decodes_incrementally_as_before(task):
+    model = tiny_model(task, cross_attention="fused")
+    assert isinstance(model.decoder.layers[0].encoder_attn, FusedCrossAttention)
+    src, lengths, prev = batch(task)
+    with torch.no_grad():
+        encoder_out = model.encoder(src, src_lengths=lengths)
+        full = model.decoder(prev, encoder_out=encoder_out)[0]
+        state = {}
+        steps = [model.decoder(prev[:, :t + 1], encoder_out=encoder_out,
+                               incremental_state=state)[0] for t in range(prev.size(1))]
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+
+
+def test_an_unknown_path_is_refused(task):
+    with pytest.raises(ValueError, match="--cross-attention flash"):
+        tiny_model(task, cross_attention="flash")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("option", [dict(gelu_precision="model"), dict(cross_attention="fused")])
+def test_the_fast_paths_follow_fairseqs_on_the_gpu(task, dtype, option):
+    """On CUDA the fused attention kernels do differ from fairseq's path:
+    outputs and gradients within 1% of their largest value."""
+    models = [tiny_model(task, activation_fn="gelu", **NO_DROPOUT, **extra).cuda()
+              for extra in ({}, option)]
+    results = []
+    for model in models:
+        model = model.to(dtype).train()
+        src, lengths, prev = (t.cuda() for t in batch(task))
+        out = model(src, lengths, prev)[0]
+        out.float().square().mean().backward()
+        results.append((out.detach().float(), {n: p.grad.float() for n, p in
+                                               model.named_parameters() if p.grad is not None}))
+    (out0, grads0), (out1, grads1) = results
+    assert (out0 - out1).abs().max() <= 0.01 * out0.abs().max()
+    for name in grads0:
+        scale = grads0[name].abs().max().clamp(min=1e-6)
+        assert (grads0[name] - grads1[name]).abs().max() <= 0.01 * scale, name
