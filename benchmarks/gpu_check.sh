@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
 # The GPU acceptance check: every GPU path of the plugin on one GPU, each step
-# under its own time limit (9 minutes in all), one summary file.
+# under its own time limit (9.5 minutes in all), one summary file.
 #   bash benchmarks/gpu_check.sh [OUT_DIR]       (from the repository root)
 # OUT_DIR (default work/gpu-check) gets summary.md (a row per step: passed,
 # failed or timed out, its time and what it measured), logs/STEP.log and the
 # work files. Steps, in order (STEPS="..." runs a subset, in this order):
-#   tests      pytest -m gpu: fp16/bf16 steps through fairseq's Trainer, a
-#              checkpoint loaded into a model on the GPU, online back-translation
-#              on pinned batches
+#   tests      pytest -m gpu: fp16/bf16 steps through fairseq's Trainer and
+#              their loss curves against fp32, a checkpoint loaded into a model on
+#              the GPU, online back-translation on pinned batches, an fp16 run
+#              resumed with its loss scale, the GPU fast paths against fairseq's
 #   quickstart examples/quickstart.sh with NUM_GPUS=1 (fp16) at a short budget:
 #              pre-training, fine-tuning from it, decoding and BLEU
 #   hub        the hub interface on CUDA in float32 and float16 against the CPU
 #   ranks      two ranks on the GPU (torchrun, gloo) against one rank with
 #              --update-freq 2, fp16 then bf16: loss curves and words/s
 #   online     projects/unsupervised/online_bt.sh, fp16, from the quickstart's pre-training
-#   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16
+#   base_fp16  the pretrain_base preset (fairseq-hydra-train), fp16, 20 updates
 #   base_bf16  the same preset in bf16 (common.bf16=true)
 #   benchmark  benchmarks/benchmark.py --device cuda: steady-state throughput and MFU
-# BENCH_ARGS replaces the benchmark's options (default: "--sizes 16384
-# --base-size 65536 --base-precisions fp16", four configurations).
+# BENCH_ARGS replaces the benchmark's options (default: "--tables base
+# --base-size 65536 --base-precisions fp16", two configurations: the base model's
+# masked_s2s against denoising). The limits come from the H200's times
+# (docs/results/gpu.md, run 4), where each Python process took about 10 s to start.
 # DRY_RUN=1 prints each step's command instead of running it (any machine).
 set -uo pipefail
 source "$(python -m mass_tools.shell)/usage.sh"  # --help
@@ -57,7 +60,8 @@ gpu=$(python -c 'import torch; print(torch.cuda.get_device_name() if torch.cuda.
 measured() {
     local log=$OUT/logs/$1.log
     case $1 in
-        tests) grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$log" | tail -1 ;;
+        tests) grep -oE '::[^ ]+ (FAILED|ERROR)' "$log" | tr '\n' ';'
+               grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$log" | tail -1 ;;
         quickstart) grep -oE 'BLEU\|[^ ]* = [0-9.]+' "$log" | tail -1 ;;
         hub) grep -E ' float(32|16): ' "$log" | grep -v '^cpu ' | tr '\n' ';' ;;
         ranks) grep -E '^cuda (fp16|bf16): ' "$log" | tr '\n' ';' ;;
@@ -93,37 +97,41 @@ run_step() {
         >> "$SUMMARY"
 }
 
-run_step tests 25 python -m pytest -m gpu -o addopts= -q -p no:cacheprovider tests/test_gpu.py
+# -v: a test's name and result as it ends, so that a log cut by the limit says which failed
+run_step tests 75 python -m pytest -m gpu -o addopts= -v -p no:cacheprovider \
+    tests/test_gpu.py tests/test_gpu_kernels.py
 
-run_step quickstart 85 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=300 \
-    FINETUNE_UPDATES=300 MODEL_ARGS="$MODEL_ARGS" bash examples/quickstart.sh
+run_step quickstart 90 env NUM_GPUS=1 WORK_DIR="$QUICK" PRETRAIN_UPDATES=200 \
+    FINETUNE_UPDATES=200 MODEL_ARGS="$MODEL_ARGS" bash examples/quickstart.sh
 
-run_step hub 20 python benchmarks/hub_devices.py --work-dir "$QUICK" \
+run_step hub 25 python benchmarks/hub_devices.py --work-dir "$QUICK" \
     --output "$OUT/logs/hub.json"
 
-ranks=(python benchmarks/two_ranks.py --data-bin "$QUICK/data-bin" --device cuda --updates 40)
-run_step ranks 60 bash -c '"$@" --precision fp16 && "$@" --precision bf16' ranks "${ranks[@]}"
+ranks=(python benchmarks/two_ranks.py --data-bin "$QUICK/data-bin" --device cuda --updates 24)
+run_step ranks 90 bash -c '"$@" --precision fp16 && "$@" --precision bf16' ranks "${ranks[@]}"
 
-run_step online 115 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
+run_step online 100 env NUM_GPUS=1 DATA_BIN="$QUICK/data-bin" REFERENCE_PREFIX=examples/data/test \
     PRETRAINED="$QUICK/checkpoints/pretrain/checkpoint_best.pt" WORK_DIR="$WORK/online" \
-    MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=150 VALIDATE_EVERY=150 \
+    MODEL_ARGS="$MODEL_ARGS" MASK_RATIO=1.0 MAX_UPDATE=100 VALIDATE_EVERY=100 \
     MAX_TOKENS=2048 LR=0.0005 WARMUP=100 BEAM=1 LOG_INTERVAL=50 \
     bash projects/unsupervised/online_bt.sh
 
-# the pretrain_base preset on the quickstart's data, 40 updates
+# the pretrain_base preset on the quickstart's data, 20 updates, no checkpoint
+# written (4 s each for this model on the H200)
 hydra=(fairseq-hydra-train --config-dir mass_plugin/config --config-name pretrain_base
        common.user_dir="$PWD/mass_plugin" task.data="$QUICK/data-bin" "task.langs='en,fr'"
-       optimization.max_update=40 common.log_interval=20 dataset.num_workers=2)
-run_step base_fp16 40 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
-run_step base_bf16 40 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
+       optimization.max_update=20 common.log_interval=10 dataset.num_workers=2
+       checkpoint.no_save=true)
+run_step base_fp16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-fp16"
+run_step base_bf16 30 "${hydra[@]}" checkpoint.save_dir="$WORK/base-bf16" \
     common.fp16=false common.bf16=true
 
-# the base model at 65,536 tokens per step (MFU; masked_s2s against denoising)
-# and the 512-dimension model at 16,384; benchmark.py alone measures more
+# the base model at 65,536 tokens per step (MFU; masked_s2s against denoising);
+# benchmark.py alone measures more (the 512-dimension model, --variant rows)
 # shellcheck disable=SC2086
-run_step benchmark 155 python benchmarks/benchmark.py --device cuda \
+run_step benchmark 130 python benchmarks/benchmark.py --device cuda \
     --workdir "$WORK/benchmark" --output "$OUT/benchmark.jsonl" \
-    ${BENCH_ARGS:---sizes 16384 --base-size 65536 --base-precisions fp16}
+    ${BENCH_ARGS:---tables base --base-size 65536 --base-precisions fp16}
 
 echo
 cat "$SUMMARY"

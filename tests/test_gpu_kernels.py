@@ -55,6 +55,11 @@ def test_gelu_in_the_model_precision_gives_fairseqs_values(task, dtype, atol):
         assert torch.allclose(grads0[name], grads1[name], rtol=0, atol=atol), name
 
 
+def test_gelu_runs_in_the_model_precision_by_default(task):
+    model = tiny_model(task, activation_fn="gelu")
+    assert all(layer.activation_fn is F.gelu for layer in model.encoder.layers)
+
+
 def test_gelu_precision_leaves_other_activations_alone(task):
     model = tiny_model(task, activation_fn="relu", gelu_precision="model")
     assert model.encoder.layers[0].activation_fn is not F.gelu
@@ -103,25 +108,36 @@ def test_an_unknown_path_is_refused(task):
         tiny_model(task, cross_attention="flash")
 
 
+def relative_error(results, reference):
+    """The largest of the output's and every gradient's relative distance
+    (in norm) from ``reference``."""
+    (out, grads), (out_ref, grads_ref) = results, reference
+    errors = [(out - out_ref).norm() / out_ref.norm()]
+    errors += [(grads[n] - grads_ref[n]).norm() / grads_ref[n].norm().clamp(min=1e-12)
+               for n in grads_ref if grads_ref[n].norm() > 1e-6 * len(grads_ref[n].view(-1))]
+    return max(errors).item()
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("option", [dict(gelu_precision="model"), dict(cross_attention="fused")])
 def test_the_fast_paths_follow_fairseqs_on_the_gpu(task, dtype, option):
-    """On CUDA the fused attention kernels do differ from fairseq's path:
-    outputs and gradients within 1% of their largest value."""
-    models = [tiny_model(task, activation_fn="gelu", **NO_DROPOUT, **extra).cuda()
-              for extra in ({}, option)]
-    results = []
-    for model in models:
-        model = model.to(dtype).train()
+    """On CUDA the fused attention kernels differ from fairseq's path: in fp16
+    and bf16, each path's distance from fp32 fairseq is at most 1.5 times
+    fairseq's own (plus 1e-3). (Gradients that are zero in exact arithmetic,
+    such as the key projections' biases, are left out.)"""
+    fairseq_path = dict(gelu_precision="fp32", cross_attention="fairseq")
+
+    def run(dtype, **extra):
+        model = tiny_model(task, activation_fn="gelu", **NO_DROPOUT, **{**fairseq_path, **extra})
+        model = model.cuda().to(dtype).train()
         src, lengths, prev = (t.cuda() for t in batch(task))
         out = model(src, lengths, prev)[0]
         out.float().square().mean().backward()
-        results.append((out.detach().float(), {n: p.grad.float() for n, p in
-                                               model.named_parameters() if p.grad is not None}))
-    (out0, grads0), (out1, grads1) = results
-    assert (out0 - out1).abs().max() <= 0.01 * out0.abs().max()
-    for name in grads0:
-        scale = grads0[name].abs().max().clamp(min=1e-6)
-        assert (grads0[name] - grads1[name]).abs().max() <= 0.01 * scale, name
+        return out.detach().float(), {n: p.grad.float() for n, p in model.named_parameters()
+                                      if p.grad is not None}
+
+    reference = run(torch.float32)
+    fairseq_error = relative_error(run(dtype), reference)
+    assert relative_error(run(dtype, **option), reference) <= 1.5 * fairseq_error + 1e-3

@@ -219,17 +219,17 @@ class TransformerMassModel(TransformerModel):
         )
         parser.add_argument(
             "--gelu-precision", choices=GELU_PRECISIONS,
-            help="'model': GELU computed in the model's precision by torch (fp32 inside "
-            "the kernel, so the same values) instead of fairseq's, which copies the "
-            "activations to fp32 and back under --fp16/--bf16. Default 'fp32': "
-            "fairseq's. No effect in fp32 or with another --activation-fn",
+            help="'model' (the default): GELU computed by torch in the model's precision "
+            "(fp32 inside the kernel: the same values as fairseq's, without its fp32 "
+            "copy of the activations under --fp16/--bf16). 'fp32': fairseq's own GELU. "
+            "The same function in fp32; no effect with another --activation-fn",
         )
         parser.add_argument(
             "--cross-attention", choices=CROSS_ATTENTION_PATHS,
             help="'fused': the decoder's cross-attention goes through torch's fused "
-            "attention in training and scoring (same values to float rounding; beam "
-            "search unchanged). Default 'fairseq': fairseq's batched matrix products "
-            "and fp32 softmax there",
+            "attention in training and scoring, but for the last layer (same values to "
+            "float rounding; beam search unchanged). Default 'fairseq': fairseq's "
+            "batched matrix products and fp32 softmax there",
         )
 
     @classmethod
