@@ -50,12 +50,13 @@ class RecipeRunner:
                         USER_DIR=self.user_dir, NUM_GPUS=str(gpus))
         torch.set_num_threads(threads)  # evaluations run in this process
 
-    def check_signature(self, wanted):
+    def check_signature(self, wanted, legacy=None):
         """A work dir holds one configuration (``wanted``, a dict saved as
-        config.json): refuse to mix budgets or sizes."""
+        config.json): refuse to mix budgets or sizes. ``legacy``: the values
+        of settings that a config.json written before they existed held."""
         path = self.work / "config.json"
         if path.exists():
-            saved = json.loads(path.read_text())
+            saved = {**(legacy or {}), **json.loads(path.read_text())}
             changed = {k: (saved.get(k), v) for k, v in wanted.items() if saved.get(k) != v}
             if changed:
                 described = "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in changed.items())

@@ -117,6 +117,16 @@ def check_compatible(model, state_dict) -> None:
             "(fine-tuning takes the checkpoint's languages), or give the languages it "
             "was pre-trained with"
         )
+    norm = [k for k in set(state_dict) ^ set(own) if "layernorm_embedding" in k]
+    if norm:
+        saved = "fairseq" if norm[0] in own else "xlm"
+        raise IncompatibleCheckpointError(
+            f"the checkpoint was trained with --embedding-style {saved} (its embeddings "
+            f"{'have no' if saved == 'fairseq' else 'have a'} LayerNorm) and this model "
+            f"is built with the other: give --embedding-style {saved} (the default is "
+            "xlm; checkpoints saved before the option existed are fairseq's), or fine-tune "
+            "with --finetune-from-model, which takes the checkpoint's style"
+        )
     if differences:
         raise IncompatibleCheckpointError(
             f"the checkpoint was trained with another architecture ({len(differences)} "

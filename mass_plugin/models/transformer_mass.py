@@ -209,13 +209,14 @@ class TransformerMassModel(TransformerModel):
         )
         parser.add_argument(
             "--embedding-style", choices=tuple(EMBEDDING_STYLES),
-            help="'xlm': as the XLM-based original (MASS-unsupNMT), token and learned "
-            "position embeddings added at the same scale with a LayerNorm on the sum, "
-            "and GELU (sets --no-scale-embedding --layernorm-embedding "
+            help="'xlm' (the default): as the XLM-based original (MASS-unsupNMT), token "
+            "and learned position embeddings added at the same scale with a LayerNorm on "
+            "the sum, and GELU (sets --no-scale-embedding --layernorm-embedding "
             "--encoder-learned-pos --decoder-learned-pos --activation-fn gelu unless "
-            "given). Default 'fairseq': tokens scaled by sqrt(dim), no LayerNorm, the "
-            "architecture's activation; fine-tuning keeps the --finetune-from-model "
-            "checkpoint's style",
+            "given). 'fairseq': tokens scaled by sqrt(dim), no LayerNorm, the "
+            "architecture's activation (the default before; checkpoints keep the style "
+            "they were trained with). Fine-tuning keeps the --finetune-from-model "
+            "checkpoint's style"
         )
         parser.add_argument(
             "--gelu-precision", choices=GELU_PRECISIONS,

@@ -11,7 +11,10 @@ from projects.runner import RecipeRunner, finished, size_args
 ARCH = "transformer_mass"
 # what makes two runs comparable: a work dir keeps one of each
 SIGNATURE = ("layers", "dim", "ffn", "heads", "pretrain_updates", "finetune_updates",
-             "max_tokens", "lr", "warmup", "vocab_size", "seed", "langs", "pair", "beam")
+             "max_tokens", "lr", "warmup", "vocab_size", "seed", "langs", "pair", "beam",
+             "embedding_style")
+# what a work dir made before a setting existed holds
+LEGACY = {"embedding_style": "fairseq"}
 
 
 class Runner(RecipeRunner):
@@ -23,11 +26,16 @@ class Runner(RecipeRunner):
 
     def check_signature(self):
         """A work dir holds one configuration: refuse to mix budgets or sizes."""
-        super().check_signature({key: getattr(self.args, key) for key in SIGNATURE})
+        super().check_signature({key: getattr(self.args, key) for key in SIGNATURE}, LEGACY)
 
     def model_args(self):
         """The model's sizes (its --arch is ARCH)."""
         return size_args(self.args)
+
+    def style_args(self):
+        """The embedding style, for a model not initialised from a checkpoint
+        (fine-tuning from one keeps its style)."""
+        return ["--embedding-style", self.args.embedding_style]
 
     def schedule_args(self, updates):
         """Seed, interval checkpoints to resume from, and data loading, for a
@@ -80,7 +88,7 @@ class Runner(RecipeRunner):
                "--save-dir", str(save_dir), "--no-epoch-checkpoints",
                *self.schedule_args(updates), "--log-format", "simple", "--log-interval",
                "25", *self.device, "--disable-validation",
-               "--skip-invalid-size-inputs-valid-test", *extra]
+               "--skip-invalid-size-inputs-valid-test", *self.style_args(), *extra]
         self.run(cmd, log, what)
         finished(save_dir)
 
@@ -96,7 +104,8 @@ class Runner(RecipeRunner):
                 TGT=a.tgt, ARCH=ARCH, MAX_TOKENS=a.max_tokens, TOKENS_PER_UPDATE=a.max_tokens,
                 LR=a.lr, WARMUP=a.warmup, MAX_UPDATE=a.finetune_updates, PATIENCE=-1,
                 LOG_INTERVAL=25,
-                EXTRA_ARGS=" ".join(self.model_args() + self.schedule_args(a.finetune_updates)))
+                EXTRA_ARGS=" ".join(self.model_args() + self.schedule_args(a.finetune_updates)
+                                    + (self.style_args() if init is None else [])))
             finished(save_dir)
         return save_dir / "checkpoint_last.pt", finetune_valid_ppl(log)
 
