@@ -11,6 +11,13 @@ for the base model). Importing the plugin therefore turns the cuDNN backend
 of scaled-dot-product attention off; torch then runs its memory-efficient
 (or flash) kernels, which need no compilation. MASS_PLUGIN_CUDNN_ATTENTION=1
 keeps cuDNN.
+
+The switch is process-wide on purpose. torch would let it be scoped, by
+turning the backend off around the plugin's models' forward passes only,
+but fairseq's own architectures trained with ``--user-dir`` (the
+unsupervised repair recipe's ``transformer``, a model exported to stock
+fairseq) run the same length-bucketed batches and would compile a kernel
+per shape again.
 """
 
 import os
