@@ -51,13 +51,13 @@ def load_task(data, **overrides):
     return UnsupervisedTranslationTask.setup_task(cfg)
 
 
-def tiny_model(task, language_spread=3.0):
+def tiny_model(task, language_spread=3.0, embedding_style=None):
     from argparse import Namespace
 
     from mass_plugin.models.transformer_mass import TransformerMassModel, transformer_mass_tiny
     args = Namespace(arch="transformer_mass_tiny", dropout=0.0, attention_dropout=0.0,
                      activation_dropout=0.0, max_source_positions=256,
-                     max_target_positions=256)
+                     max_target_positions=256, embedding_style=embedding_style)
     transformer_mass_tiny(args)
     torch.manual_seed(0)
     model = TransformerMassModel.build_model(args, task)
@@ -111,14 +111,15 @@ def test_language_embeddings_reach_encoder_and_decoder_including_beam_search(dat
 
 def test_a_language_weighs_like_a_token_and_older_checkpoints_keep_their_function(data):
     task = load_task(data)
-    model = tiny_model(task, language_spread=None)
-    scale = model.encoder.embed_scale
-    assert scale > 1  # sqrt(embed_dim)
-    # the language vector added to the input is as large as a scaled token embedding
-    language = model.encoder.embed_langs(torch.tensor([0, 1])).norm(dim=-1).mean()
-    token = (scale * model.encoder.embed_tokens.weight[task.dictionary.nspecial:]).norm(
-        dim=-1).mean()
-    assert 0.5 < float(language / token) < 2
+    for style in ("xlm", "fairseq"):  # tokens at scale 1, then sqrt(embed_dim)
+        model = tiny_model(task, language_spread=None, embedding_style=style)
+        scale = model.encoder.embed_scale
+        assert (scale > 1) == (style == "fairseq")
+        # the language vector added to the input is as large as a scaled token embedding
+        language = model.encoder.embed_langs(torch.tensor([0, 1])).norm(dim=-1).mean()
+        token = (scale * model.encoder.embed_tokens.weight[task.dictionary.nspecial:]).norm(
+            dim=-1).mean()
+        assert 0.5 < float(language / token) < 2, style
     # a checkpoint from before the scaling: no version key, vectors added unscaled
     d = task.dictionary
     src = torch.stack([d.encode_line("e1 e10 e33 e6", add_if_not_exist=False)] * 2).long()
@@ -130,7 +131,7 @@ def test_a_language_weighs_like_a_token_and_older_checkpoints_keep_their_functio
     for side in ("encoder", "decoder"):
         old[f"{side}.embed_langs.weight"] = scale * old[f"{side}.embed_langs.weight"]
     torch.manual_seed(1)
-    loaded = tiny_model(task)
+    loaded = tiny_model(task, embedding_style="fairseq")  # the style of those checkpoints
     loaded.load_state_dict(old)
     assert torch.allclose(loaded(src, None, prev, **langs)[0], expected, atol=1e-5)
     assert "encoder.embed_langs.version" in loaded.state_dict()
