@@ -11,7 +11,9 @@ activation. A fairseq option given explicitly overrides the style.
 
 ``xlm`` became the default when it won the paper-analysis screen
 (projects/paper_analysis/results.md): 14.43 against 11.54 valid BLEU for
-MASS, three seeds each, and 12.25 against 9.71 without pre-training.
+MASS, three seeds each; 12.25 (three seeds) against 9.71 (one) without
+pre-training; on the paper-analysis protocol +3.5 to +5 test BLEU for every
+kind of point.
 Checkpoints are unaffected: each saves the options the style resolved to,
 and a checkpoint from before the option existed is a ``fairseq`` one.
 
