@@ -70,10 +70,11 @@ def cpu_tables(args, spec, work):
 def steady_tables(args, spec, work):
     """The steady-state tables; returns the target checks as text lines."""
     def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None,
-               slug=None):
+               variant=None):
         precision = precision or args.precision
-        slug = f"{name.split()[0]}-{dims}-{size}-{precision}" + (
-            "-cudnn" if env else "") + (f"-{re.sub('[^A-Za-z0-9]+', '-', slug)}" if slug else "")
+        slug = f"{name.split()[0]}-{dims}-{size}-{precision}"
+        slug += "-cudnn" if env else ""
+        slug += "-" + re.sub("[^A-Za-z0-9]+", "-", variant) if variant else ""
         row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
                    precision=precision, profile=profile, slug=slug, env=env or {})
         row["step_ms"] = 1000 * row["step_s"]
@@ -116,7 +117,7 @@ def base_table(args, steady, work):
                            env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
     for name, options in args.variant:
         rows.append(steady(f"masked_s2s 0.5 {first}, {name}", masked_s2s(work, 0.5) + options,
-                           size, "base", first, profile=True, slug=name))
+                           size, "base", first, profile=True, variant=name))
     rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
                        size, "base", first))
     table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "

@@ -21,7 +21,7 @@
 # BENCH_ARGS replaces the benchmark's options (default: "--tables base
 # --base-size 65536 --base-precisions fp16", two configurations: the base model's
 # masked_s2s against denoising). The limits come from the H200's times
-# (docs/results/gpu.md, run 4), where each Python process took about 10 s to start.
+# (docs/results/gpu.md, run 5), where each Python process took about 10 s to start.
 # DRY_RUN=1 prints each step's command instead of running it (any machine).
 set -uo pipefail
 source "$(python -m mass_tools.shell)/usage.sh"  # --help

@@ -30,9 +30,9 @@ def batch(task, n=4, length=11):
     return src, lengths, prev
 
 
-def outputs_and_grads(model, task, dtype=torch.float32):
-    model = model.to(dtype).train()
-    src, lengths, prev = batch(task)
+def outputs_and_grads(model, task, dtype=torch.float32, device="cpu"):
+    model = model.to(device, dtype).train()
+    src, lengths, prev = (t.to(device) for t in batch(task))
     out = model(src, lengths, prev)[0]
     out.float().square().mean().backward()
     grads = {n: p.grad.float().clone() for n, p in model.named_parameters() if p.grad is not None}
@@ -131,12 +131,7 @@ def test_the_fast_paths_follow_fairseqs_on_the_gpu(task, dtype, option):
 
     def run(dtype, **extra):
         model = tiny_model(task, activation_fn="gelu", **NO_DROPOUT, **{**fairseq_path, **extra})
-        model = model.cuda().to(dtype).train()
-        src, lengths, prev = (t.cuda() for t in batch(task))
-        out = model(src, lengths, prev)[0]
-        out.float().square().mean().backward()
-        return out.detach().float(), {n: p.grad.float() for n, p in model.named_parameters()
-                                      if p.grad is not None}
+        return outputs_and_grads(model, task, dtype, device="cuda")
 
     reference = run(torch.float32)
     fairseq_error = relative_error(run(dtype), reference)
