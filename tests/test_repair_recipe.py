@@ -179,3 +179,59 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     stderr = bash_error("projects/unsupervised/repair.sh", **variables)
     assert "one.fr-en.candidates.tsv is missing" in stderr
     assert "--candidates 5, or set SAMPLE_WORDS=0" in stderr
+
+
+def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone(tmp_path):
+    """From raw text alone: without LEXICON the recipe induces it from the
+    monolingual text; MASS_UPDATES: round 1 starts from the plugin's
+    masked_s2s pre-training on the monolingual text of both languages (the
+    repair model's own architecture, no language embeddings); SCORE_TEST=0
+    scores valid alone, as a comparison of settings must."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "fr"):
+        write(raw / f"mono.{lang}", (REPO / f"examples/data/mono.{lang}").read_text()
+              .splitlines()[:500])
+        for split in ("test", "valid"):
+            write(raw / f"{split}.{lang}", (REPO / f"examples/data/{split}.{lang}").read_text()
+                  .splitlines()[:8])
+    out = tmp_path / "repair"
+    model = ("--arch transformer_mass --encoder-layers 1 --decoder-layers 1 "
+             "--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 "
+             "--decoder-ffn-embed-dim 64 --encoder-attention-heads 2 "
+             "--decoder-attention-heads 2 --share-all-embeddings")
+    variables = dict(MONO_PREFIX=raw / "mono", WORK_DIR=out, LEXICON_ARGS="--dim 8",
+                     REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
+                     FIRST_UPDATES=2, MASS_UPDATES=3, BEAM=2, NBEST=2, MAX_TOKENS=1000,
+                     NUM_GPUS=0, MODEL_ARGS=model, ROUNDS=2, UPDATES=2, SCORE_TEST=0,
+                     GEN_ENGINE="ctranslate2")
+    log = bash("projects/unsupervised/repair.sh", **variables)
+    assert "== the lexicon: word vectors of" in log
+    for direction in BOTH:  # the one-way lexicons and the candidates later rounds draw from
+        for name in (f"one.{direction}.tsv", f"one.{direction}.candidates.tsv"):
+            assert (out / "lexicon" / name).read_text().strip()
+    assert "== MASS pre-training before round 1: 3 updates" in log
+    mass = (out / "mass/train.log").read_text()
+    assert "'task': {'_name': 'masked_s2s'" in mass and "num_updates 3" in mass
+    assert "valid on 'valid.en' subset" in mass and "valid on 'valid.fr' subset" in mass
+    # 200 lines of each language held out for MASS's validation, the rest trained on
+    held_out = (out / "mass/valid.en").read_text().splitlines()
+    assert len(held_out) == 200 and len((out / "mass/train.en").read_text().splitlines()) == 300
+    assert f"Loaded checkpoint {out}/mass/ckpt/checkpoint_last.pt (epoch" in (
+        out / "round1/train.log").read_text()
+    # the plugin's model goes to CTranslate2 through its export, for round 2's round trips
+    assert "exported noisy->clean" in (out / "round1/ckpt/ct2.log").read_text()
+    assert (out / "round1/ckpt/ct2/model.bin").is_file()
+    assert (out / "round2/model.en").read_text() != (out / "round2/there.en").read_text()
+    best = chosen(out)
+    assert f"== the test set is not scored (SCORE_TEST=0); round {best} is the one to keep" in log
+    assert table_rows(out / "valid.tsv") == [(i, d) for i in range(3) for d in BOTH]
+    assert table_rows(out / "results.tsv") == []
+    assert not (out / "rounds.csv").exists()
+    for change, error in (
+            (dict(DAE_UPDATES=2), "DAE_UPDATES=2 and MASS_UPDATES=3: round 1 starts from one"),
+            (dict(MODEL_ARGS=model.replace("transformer_mass", "transformer")),
+             "MODEL_ARGS has --arch transformer; give MODEL_ARGS='--arch transformer_mass"),
+            (dict(VALID_PREFIX=""), "SCORE_TEST=0 needs VALID_PREFIX"),
+            (dict(SCORE_TEST="no"), "SCORE_TEST=no: give 1")):
+        assert error in bash_error("projects/unsupervised/repair.sh", **{**variables, **change})

@@ -1,12 +1,14 @@
 """Unsupervised translation by word-by-word translation repaired by a model of
 the target language (Kim et al., 2018), with no parallel training text.
 
-    MONO_PREFIX=raw/mono LEXICON=lexicon/one REFERENCE_PREFIX=raw/test \\
+    MONO_PREFIX=raw/mono REFERENCE_PREFIX=raw/test VALID_PREFIX=raw/valid \\
         python -m projects.unsupervised.repair   # or: bash projects/unsupervised/repair.sh
 
 Round 0 translates the test set word by word with LEXICON, the --one-way
-PREFIX of projects/unsupervised/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv),
-each run of words the lexicon lacks as a placeholder. Round r = 1..ROUNDS:
+PREFIX of projects/unsupervised/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv;
+without LEXICON the recipe first induces them from MONO_PREFIX, with the
+candidates of --candidates 5, in WORK_DIR/lexicon), each run of words the
+lexicon lacks as a placeholder. Round r = 1..ROUNDS:
   1. repair pairs for each language from its monolingual text
      (projects/unsupervised/model_round_trip_pairs.py): each line next to its translation into
      the other language and back, word by word both ways in round 1
@@ -28,7 +30,10 @@ each run of words the lexicon lacks as a placeholder. Round r = 1..ROUNDS:
   2. one model for both languages (fairseq's translation task, noisy ->
      clean) trains on them, round 1 from scratch (FIRST_UPDATES; with
      DAE_UPDATES > 0 from a model first trained that long on the shuffled,
-     thinned copies alone), later rounds from the last one (UPDATES);
+     thinned copies alone; with MASS_UPDATES > 0 from that long MASS
+     pre-training on MONO_PREFIX, masked_s2s --langs L1,L2, which needs
+     MODEL_ARGS with --arch transformer_mass), later rounds from the last
+     one (UPDATES);
   3. each direction's valid set (VALID_PREFIX), to choose a round by: word
      by word with placeholders, repaired (beam SCORE_BEAM, NBEST hypotheses),
      the placeholders restored (projects/unsupervised/restore_placeholders.py; a line
@@ -37,8 +42,9 @@ The test set (REFERENCE_PREFIX) is scored the same way for two systems
 only, each once: round 0 (word by word) and the round the run ends with,
 the round with the best mean valid BLEU (python -m projects.unsupervised.choose_round,
 linked as $WORK_DIR/best.pt and named at the end), or without VALID_PREFIX
-the last round. PATIENCE > 0 stops the rounds once that many have passed
-without a better valid BLEU.
+the last round; SCORE_TEST=0 scores neither (for comparing settings on
+valid). PATIENCE > 0 stops the rounds once that many have passed without a
+better valid BLEU.
 Results: $WORK_DIR/valid.tsv (round, direction, BLEU, chrF, minutes: every
 round), $WORK_DIR/results.tsv (the same on the test set: every test-set
 scoring the work directory has seen) and $WORK_DIR/rounds.csv (python -m
@@ -56,9 +62,10 @@ from pathlib import Path
 from projects.unsupervised import choose_round, restore_placeholders
 from projects.unsupervised.commands import call, fail, progress, seconds, user_dir
 from projects.unsupervised.recipe_vars import TEST_AND_LANGUAGES, Var, read
-from projects.unsupervised.repair_model import repair, subwords, train_round
+from projects.unsupervised.repair_model import repair, subwords
 from projects.unsupervised.repair_pairs import pairs
-from projects.unsupervised.repair_text import PLACEHOLDER, other, plain_words, words
+from projects.unsupervised.repair_start import check_start, train_round
+from projects.unsupervised.repair_text import PLACEHOLDER, induce, other, plain_words, words
 from projects.unsupervised.scores import (
     add_row,
     has_row,
@@ -75,8 +82,10 @@ MODEL_ARGS = ("--arch transformer --encoder-layers 3 --decoder-layers 3 --encode
 VARIABLES = [
     Var("MONO_PREFIX", required="set MONO_PREFIX: MONO_PREFIX.L1 and MONO_PREFIX.L2 hold raw "
         "monolingual text"),
-    Var("LEXICON", required="set LEXICON to the --one-way PREFIX of "
-        "projects/unsupervised/induce_lexicon.py"),
+    Var("LEXICON", help="the --one-way PREFIX of projects/unsupervised/induce_lexicon.py; "
+        "empty: WORK_DIR/lexicon/one, induced from MONO_PREFIX by the recipe (4 minutes)"),
+    Var("LEXICON_ARGS", "", "more options of induce_lexicon.py where the recipe induces "
+        "LEXICON (e.g. --dim 20 for little text)"),
     *TEST_AND_LANGUAGES,
     Var("VALID_PREFIX", help="raw valid pairs, scored each round as well"),
     Var("EXTRA_MONO_PREFIX", help="more raw text for round 1's lexicon round trips"),
@@ -85,9 +94,13 @@ VARIABLES = [
     Var("MIN_SCORE_L1_L2", "0.1", "weaker word pairs L1->L2 stay untranslated"),
     Var("MIN_SCORE_L2_L1", "0.05"),
     Var("SPM_VOCAB", "8000"),
-    Var("FIRST_UPDATES", "4000", "round 1 (from scratch unless DAE_UPDATES)", count=True),
+    Var("FIRST_UPDATES", "4000", "round 1 (from scratch unless DAE_UPDATES or MASS_UPDATES)",
+        count=True),
     Var("DAE_UPDATES", "0", "a denoising model first, round 1 goes on from it", count=True,
         invalid="give a number of updates (0: no denoising model)"),
+    Var("MASS_UPDATES", "0", "MASS pre-training first (MODEL_ARGS with --arch "
+        "transformer_mass), round 1 goes on from it", count=True,
+        invalid="give a number of updates (0: no MASS pre-training)"),
     Var("UPDATES", "500", "each later round", count=True),
     Var("MAX_TOKENS", "4096", count=True),
     Var("TOKENS_PER_UPDATE", lambda v: v["max_tokens"], count=True,
@@ -106,24 +119,29 @@ VARIABLES = [
     Var("SAMPLE_WORDS", "150", "words drawn from the candidates from round 2 on", count=True),
     Var("KEEP_ROUND1_PAIRS", "0", "1: later rounds add round 1's pairs again", choices=("0", "1"),
         invalid="give 1 (later rounds add round 1's pairs) or 0 (they do not)"),
+    Var("SCORE_TEST", "1", "0: the valid set alone, as when comparing settings; the test "
+        "set is for the final system", choices=("0", "1"),
+        invalid="give 1 (score the test set) or 0 (the valid set alone)"),
     Var("PATIENCE", "0", "stop after this many rounds with no better valid BLEU", count=True,
         invalid="give a number of rounds (0: run all ROUNDS)"),
 ]
 
 
 def check_files(s):
-    """Stop unless the text, the lexicons (and their candidates) are there."""
+    """Stop unless the text, the lexicons (and their candidates) are there;
+    without LEXICON the recipe induces them (repair_text.induce)."""
     l1, l2 = s.l1, s.l2
     files = [f"{s.mono_prefix}.{l1}", f"{s.mono_prefix}.{l2}", f"{s.reference_prefix}.{l1}",
-             f"{s.reference_prefix}.{l2}", f"{s.lexicon}.{l1}-{l2}.tsv",
-             f"{s.lexicon}.{l2}-{l1}.tsv"]
+             f"{s.reference_prefix}.{l2}"]
+    if s.lexicon:
+        files += [f"{s.lexicon}.{l1}-{l2}.tsv", f"{s.lexicon}.{l2}-{l1}.tsv"]
     for prefix in (s.valid_prefix, s.extra_mono_prefix):
         if prefix:
             files += [f"{prefix}.{l1}", f"{prefix}.{l2}"]
     for name in files:
         if not os.path.isfile(name) or os.path.getsize(name) == 0:
             fail(f"{name} is missing or empty")
-    for direction in (f"{l1}-{l2}", f"{l2}-{l1}"):
+    for direction in (f"{l1}-{l2}", f"{l2}-{l1}") if s.lexicon else ():
         candidates = f"{s.lexicon}.{direction}.candidates.tsv"
         if s.sample_words and s.rounds >= 2 and not (
                 os.path.isfile(candidates) and os.path.getsize(candidates)):
@@ -136,13 +154,19 @@ def settings(argv=None):
     s = read(VARIABLES, __doc__, "python -m projects.unsupervised.repair", argv)
     user_dir()  # stops here where mass_plugin is not installed
     check_files(s)
+    check_start(s)
     if s.nbest > s.score_beam:
         fail(f"NBEST={s.nbest} exceeds SCORE_BEAM={s.score_beam} (which is BEAM unless set)")
+    if s.score_test == "0" and not s.valid_prefix:
+        fail("SCORE_TEST=0 needs VALID_PREFIX: without the test set the rounds are scored "
+             "on the valid pairs alone")
     if s.patience and not s.valid_prefix:
         fail(f"PATIENCE={s.patience} needs VALID_PREFIX, the valid pairs that choose the round")
     if s.gen_engine == "ctranslate2" and importlib.util.find_spec("ctranslate2") is None:
         fail("GEN_ENGINE=ctranslate2 needs CTranslate2: pip install -e '.[serve]'")
     s.work = Path(s.work_dir)
+    s.induce_lexicon = not s.lexicon
+    s.lexicon = s.lexicon or str(s.work / "lexicon/one")
     return s
 
 
@@ -200,7 +224,7 @@ def score_round(s, round_, clock):
     if s.valid_prefix:
         for src in (s.l1, s.l2):
             score(s, round_, src, "valid", s.valid_prefix, clock)
-    if round_ == 0:
+    if round_ == 0 and s.score_test == "1":
         score_test(s, 0, clock)
 
 
@@ -218,7 +242,7 @@ def score_test(s, round_, clock):
     write_rounds("--work-dir", s.work, "--langs", f"{s.l1},{s.l2}",
                  "--reference-prefix", s.reference_prefix, "--system", s.system,
                  "--updates-per-round", s.updates,
-                 "--first-round-updates", s.dae_updates + s.first_updates)
+                 "--first-round-updates", s.dae_updates + s.mass_updates + s.first_updates)
 
 
 def choose(s, *options):
@@ -267,15 +291,20 @@ def main(argv=None):
         start_table(s.work / f"{table}.tsv")
     clock = Clock(s.work)
     start = seconds()
+    if s.induce_lexicon:
+        induce(s)
     subwords(s)
     clock.spent(start)
     score_round(s, 0, clock)
     final = run_rounds(s, clock)
-    if final:
+    if final and s.score_test == "1":
         how = "chosen on valid" if s.valid_prefix else "the last one, no VALID_PREFIX to choose by"
         progress(f"== the test set: round {final} ({how})")
         score_test(s, final, clock)
-    show_tables(s.work)
+    elif final:
+        progress(f"== the test set is not scored (SCORE_TEST=0); round {final} is the one to "
+                 "keep")
+    show_tables(s.work, test=s.score_test == "1")
     if s.valid_prefix and s.rounds > 0:
         for line in choose(s):
             progress(f"== {line}")

@@ -79,17 +79,39 @@ def newer(path, than):
                               or path.stat().st_mtime_ns > than.stat().st_mtime_ns)
 
 
+def model_arch(s):
+    """The --arch of MODEL_ARGS ("" where it names none)."""
+    words = s.model_args.split()
+    return words[words.index("--arch") + 1] if "--arch" in words[:-1] else ""
+
+
+def convert_ct2(s, model, ct2):
+    """``ct2``: the checkpoint ``model`` for CTranslate2, with CTranslate2's
+    fairseq converter, or for the plugin's transformer_mass (the default
+    model) through ``python -m mass_plugin.export``, which writes it as
+    fairseq's plain transformer first."""
+    data = f"{Path(model).parent}/../bin"
+    if model_arch(s).startswith("transformer_mass"):
+        exported = Path(f"{ct2}.export")
+        shutil.rmtree(exported, ignore_errors=True)
+        cmd = [sys.executable, "-m", "mass_plugin.export", "--checkpoint", model,
+               "--data-bin", data, "--output", exported / "model.pt", "--ctranslate2",
+               f"{ct2}.tmp"]
+    else:
+        cmd = ["ct2-fairseq-converter", "--model_path", model, "--data_dir", data,
+               "--source_lang", "noisy", "--target_lang", "clean", "--user_dir", user_dir(),
+               "--output_dir", f"{ct2}.tmp"]
+    run(cmd, stdout=f"{ct2}.log", stderr=subprocess.STDOUT, log=f"{ct2}.log")
+    shutil.move(f"{ct2}.tmp", ct2)
+
+
 def repair_ct2(s, model, source, target, nbest=1, beam=None):
     """repair() with the model converted for CTranslate2 (once per checkpoint)."""
     ct2 = Path(model).parent / "ct2"
     if not newer(ct2 / "model.bin", model):
         shutil.rmtree(ct2, ignore_errors=True)
         shutil.rmtree(f"{ct2}.tmp", ignore_errors=True)
-        run(["ct2-fairseq-converter", "--model_path", model,
-             "--data_dir", f"{Path(model).parent}/../bin", "--source_lang", "noisy",
-             "--target_lang", "clean", "--user_dir", user_dir(), "--output_dir", f"{ct2}.tmp"],
-            stdout=f"{ct2}.log", stderr=subprocess.STDOUT, log=f"{ct2}.log")
-        shutil.move(f"{ct2}.tmp", ct2)
+        convert_ct2(s, model, ct2)
     run([sys.executable, "-m", "mass_tools.translate_ct2", "--model", ct2,
          "--spm", s.work / "spm.model", "--input", source, "--output", f"{target}.tmp",
          "--beam", beam or s.beam, "--nbest", nbest, "--batch-size", "64", "--max-len-a", "1.2",
@@ -114,6 +136,19 @@ def split_pairs(s, folder):
     shutil.move(folder / "bin.tmp", folder / "bin")
 
 
+def training_options(s, updates, save_dir):
+    """fairseq-train's options of every model of the recipe but its task,
+    model and criterion: Adam at LR, ``updates`` updates, the last
+    checkpoint in ``save_dir``."""
+    return ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
+            "--lr-scheduler", "inverse_sqrt",
+            "--warmup-updates", updates // 2 if updates < 2000 else 500,
+            "--max-tokens", s.max_tokens, "--max-update", updates, "--save-dir", save_dir,
+            "--no-epoch-checkpoints", "--save-interval-updates", updates,
+            "--keep-interval-updates", "1", "--log-interval", "50", "--num-workers", "0",
+            "--seed", "1", *device_args(s.max_tokens, s.tokens_per_update)]
+
+
 def train(s, folder, updates, restore, label):
     """One model of both languages, noisy -> clean, on FOLDER/pairs.{L1,L2}.*
     for ``updates`` updates, from ``restore`` (a checkpoint, or None: from
@@ -132,35 +167,7 @@ def train(s, folder, updates, restore, label):
     run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), "--task", "translation",
          "-s", "noisy", "-t", "clean", *s.model_args.split(),
          "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-         "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
-         "--lr-scheduler", "inverse_sqrt",
-         "--warmup-updates", updates // 2 if updates < 2000 else 500,
-         "--max-tokens", s.max_tokens, "--max-update", updates, "--save-dir", folder / "ckpt",
-         "--no-epoch-checkpoints", "--save-interval-updates", updates,
-         "--keep-interval-updates", "1", "--log-interval", "50", "--num-workers", "0",
-         "--seed", "1", *options, *device_args(s.max_tokens, s.tokens_per_update)],
+         *training_options(s, updates, folder / "ckpt"), *options],
         stdout=log, stderr=subprocess.STDOUT, log=log)
     show_last_validation(log)
     (folder / "ckpt/done").touch()
-
-
-def train_round(s, round_):
-    """Round 1's model from scratch (or from a denoising model first trained
-    DAE_UPDATES updates), a later round's from the last round's."""
-    start, updates = None, s.updates
-    if round_ > 1:
-        start = s.work / f"round{round_ - 1}/ckpt/checkpoint_last.pt"
-    else:
-        updates = s.first_updates
-        if s.dae_updates > 0:  # first a model of round 1's shuffled, thinned copies
-            dae = s.work / "dae"
-            dae.mkdir(parents=True, exist_ok=True)
-            if not (dae / "ckpt/done").is_file():
-                for lang in (s.l1, s.l2):
-                    shutil.copyfile(s.work / f"round1/dae.spm.n{lang}",
-                                    dae / f"pairs.{lang}.noisy")
-                    shutil.copyfile(s.work / f"round1/dae.spm.{lang}",
-                                    dae / f"pairs.{lang}.clean")
-            train(s, dae, s.dae_updates, None, "denoising, before round 1")
-            start = dae / "ckpt/checkpoint_last.pt"
-    train(s, s.work / f"round{round_}", updates, start, f"round {round_}")

@@ -57,7 +57,11 @@ def write_rounds(*argv):
         progress(f"== rounds.csv: {lines[-1]}")
 
 
-def show_tables(work):
-    """results.tsv and rounds.csv of ``work``, in columns."""
+def show_tables(work, test=True):
+    """results.tsv and rounds.csv of ``work``, in columns; valid.tsv
+    where the test set was not scored (``test`` False)."""
+    if not test:
+        run(["column", "-t", "-s", "\t", Path(work) / "valid.tsv"])
+        return
     run(["column", "-t", "-s", "\t", Path(work) / "results.tsv"])
     run(["column", "-t", "-s", ",", Path(work) / "rounds.csv"])

@@ -1,0 +1,114 @@
+"""Where the repair recipe's models start (projects.unsupervised.repair).
+
+Round 1's model starts from one of three (compared at equal updates in
+projects/unsupervised/results.md):
+
+* random initialisation (DAE_UPDATES=0, MASS_UPDATES=0);
+* a denoising model (DAE_UPDATES > 0): the same model first trained, noisy
+  -> clean, on round 1's shuffled and thinned copies of every line alone;
+* MASS (MASS_UPDATES > 0): the plugin's ``masked_s2s`` pre-training on
+  MONO_PREFIX's text of both languages (``--langs L1,L2``), with the repair
+  model's own architecture (``transformer_mass`` in MODEL_ARGS) and no
+  language embeddings: the repair model reads and writes one language, which
+  its words tell, and fairseq's translation task names no language per
+  sentence.
+
+A later round starts from the round before it.
+"""
+
+import shutil
+import subprocess
+import sys
+
+from projects.unsupervised.commands import fail, progress, run, show_last_validation, user_dir
+from projects.unsupervised.repair_model import model_arch, train, training_options
+from projects.unsupervised.repair_text import pieces
+
+HELD_OUT = 200  # lines of each language for MASS's validation loss
+
+
+def check_start(s):
+    """Stop where the start variables contradict each other or the model."""
+    if s.dae_updates and s.mass_updates:
+        fail(f"DAE_UPDATES={s.dae_updates} and MASS_UPDATES={s.mass_updates}: round 1 starts "
+             "from one model; set the other to 0")
+    arch = model_arch(s)
+    if s.mass_updates and not arch.startswith("transformer_mass"):
+        fail(f"MASS_UPDATES={s.mass_updates} pre-trains with the plugin's masked_s2s task, whose "
+             f"model is transformer_mass: MODEL_ARGS has --arch {arch or '(none)'}; give "
+             "MODEL_ARGS='--arch transformer_mass ...' (the default's sizes, with that --arch)")
+
+
+def mass_data(s, folder):
+    """FOLDER/bin: MONO_PREFIX's text of each language in pieces, binarized
+    with the recipe's dictionary as masked_s2s --langs reads it, the last
+    HELD_OUT lines of each for the validation loss."""
+    pattern = {}
+    for lang in (s.l1, s.l2):
+        pieces(s, f"{s.mono_prefix}.{lang}", folder / f"all.{lang}")
+        lines = (folder / f"all.{lang}").read_bytes().splitlines(keepends=True)
+        if len(lines) <= 2 * HELD_OUT:
+            fail(f"{s.mono_prefix}.{lang} has {len(lines)} lines: MASS_UPDATES needs more than "
+                 f"{2 * HELD_OUT} ({HELD_OUT} are held out for its validation loss)")
+        (folder / f"valid.{lang}").write_bytes(b"".join(lines[-HELD_OUT:]))
+        (folder / f"train.{lang}").write_bytes(b"".join(lines[:-HELD_OUT]))
+    for split in ("train", "valid"):
+        pattern[split] = str(folder / f"{split}.{{lang}}")
+    shutil.rmtree(folder / "bin.tmp", ignore_errors=True)
+    run([sys.executable, "-m", "mass_tools.binarize", "--destdir", folder / "bin.tmp",
+         "--langs", f"{s.l1},{s.l2}", "--dict", s.work / "dict.txt", "--workers", "2",
+         "--mono-train", pattern["train"], "--mono-valid", pattern["valid"]],
+        stdout=folder / "binarize.log", stderr=subprocess.STDOUT, log=folder / "binarize.log")
+    shutil.move(folder / "bin.tmp", folder / "bin")
+
+
+def mass_model(s):
+    """WORK_DIR/mass: MASS_UPDATES updates of masked_s2s pre-training (half
+    of each sentence masked, the paper's default), unless done; its last
+    checkpoint. Interrupted, it resumes from that checkpoint."""
+    folder = s.work / "mass"
+    last = folder / "ckpt/checkpoint_last.pt"
+    if (folder / "ckpt/done").is_file():
+        return last
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "bin").is_dir():
+        mass_data(s, folder)
+    langs = f"{s.l1},{s.l2}"
+    progress(f"== MASS pre-training before round 1: {s.mass_updates} updates on "
+             f"{s.mono_prefix}.{{{langs}}}")
+    log = folder / "train.log"
+    run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), "--task", "masked_s2s",
+         "--langs", langs, "--valid-subset", f"valid.{s.l1},valid.{s.l2}",
+         *s.model_args.split(), "--language-embeddings", "none",
+         "--criterion", "masked_s2s_loss", *training_options(s, s.mass_updates, folder / "ckpt")],
+        stdout=log, stderr=subprocess.STDOUT, log=log)
+    show_last_validation(log)
+    (folder / "ckpt/done").touch()
+    return last
+
+
+def dae_model(s):
+    """WORK_DIR/dae: DAE_UPDATES updates on round 1's shuffled, thinned
+    copies alone, unless done; its last checkpoint."""
+    dae = s.work / "dae"
+    dae.mkdir(parents=True, exist_ok=True)
+    if not (dae / "ckpt/done").is_file():
+        for lang in (s.l1, s.l2):
+            shutil.copyfile(s.work / f"round1/dae.spm.n{lang}", dae / f"pairs.{lang}.noisy")
+            shutil.copyfile(s.work / f"round1/dae.spm.{lang}", dae / f"pairs.{lang}.clean")
+    train(s, dae, s.dae_updates, None, "denoising, before round 1")
+    return dae / "ckpt/checkpoint_last.pt"
+
+
+def train_round(s, round_):
+    """Round ``round_``'s model: round 1's from its start (MASS, denoising,
+    or random initialisation), a later round's from the round before."""
+    if round_ > 1:
+        start, updates = s.work / f"round{round_ - 1}/ckpt/checkpoint_last.pt", s.updates
+    elif s.mass_updates:
+        start, updates = mass_model(s), s.first_updates
+    elif s.dae_updates:
+        start, updates = dae_model(s), s.first_updates
+    else:
+        start, updates = None, s.first_updates
+    train(s, s.work / f"round{round_}", updates, start, f"round {round_}")
