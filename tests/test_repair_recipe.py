@@ -235,3 +235,29 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
             (dict(VALID_PREFIX=""), "SCORE_TEST=0 needs VALID_PREFIX"),
             (dict(SCORE_TEST="no"), "SCORE_TEST=no: give 1")):
         assert error in bash_error("projects/unsupervised/repair.sh", **{**variables, **change})
+    # the same run with the test set and a translator per direction: the rounds are kept
+    log = bash("projects/unsupervised/repair.sh",
+               **{**variables, "SCORE_TEST": 1, "TRANSLATOR_UPDATES": 2})
+    assert "training on" not in log.replace("translator", "")
+    assert f"== the test set: round {best} (chosen on valid)" in log
+    assert table_rows(out / "results.tsv") == [(i, d) for i in sorted({0, best}) for d in BOTH]
+    folder = out / f"translator/round{best}"
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        # trained on the pipeline's translation of the other language's text, from MASS
+        synthetic = (folder / f"mono.{tgt}-{src}.{src}").read_text().splitlines()
+        assert len(synthetic) == 500 and "~" not in "".join(synthetic)
+        train_log = (folder / f"{src}-{tgt}/train.log").read_text()
+        assert f"Loaded checkpoint {out}/mass/ckpt/checkpoint_last.pt (epoch" in train_log
+        assert f"== translator {src}->{tgt}: 2 updates from MASS" in log
+        for system in ("translator", "translator_ct2"):  # raw text in, raw text out
+            lines = (folder / f"{system}.test.{src}-{tgt}.txt").read_text().splitlines()
+            assert len(lines) == 8 and "▁" not in "".join(lines)
+    assert (folder / "en-fr/ct2/model.bin").is_file()
+    systems = [line.split("\t")[:2] for line in (folder / "results.tsv").read_text().splitlines()]
+    assert sorted(map(tuple, systems[1:])) == [(system, d) for system in (
+        "translator", "translator_ct2") for d in BOTH]
+    with open(folder / "translator.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["system"] for r in rows] == ["translator", "translator_ct2"]
+    assert all(0 <= float(r[f"p_{k}_{d}"]) <= 1 for r in rows for k in ("words", "pipeline")
+               for d in ("en_fr", "fr_en"))

@@ -59,13 +59,14 @@ import importlib.util
 import os
 from pathlib import Path
 
-from projects.unsupervised import choose_round, restore_placeholders
+from projects.unsupervised import choose_round, translator
 from projects.unsupervised.commands import call, fail, progress, seconds, user_dir
+from projects.unsupervised.pipeline import translate
 from projects.unsupervised.recipe_vars import TEST_AND_LANGUAGES, Var, read
-from projects.unsupervised.repair_model import repair, subwords
+from projects.unsupervised.repair_model import subwords
 from projects.unsupervised.repair_pairs import pairs
 from projects.unsupervised.repair_start import check_start, train_round
-from projects.unsupervised.repair_text import PLACEHOLDER, induce, other, plain_words, words
+from projects.unsupervised.repair_text import induce, other
 from projects.unsupervised.scores import (
     add_row,
     has_row,
@@ -119,6 +120,9 @@ VARIABLES = [
     Var("SAMPLE_WORDS", "150", "words drawn from the candidates from round 2 on", count=True),
     Var("KEEP_ROUND1_PAIRS", "0", "1: later rounds add round 1's pairs again", choices=("0", "1"),
         invalid="give 1 (later rounds add round 1's pairs) or 0 (they do not)"),
+    Var("TRANSLATOR_UPDATES", "0", "a model per direction trained this long by "
+        "back-translation from the final round's pipeline (0: none)", count=True,
+        invalid="give a number of updates (0: no translator)"),
     Var("SCORE_TEST", "1", "0: the valid set alone, as when comparing settings; the test "
         "set is for the final system", choices=("0", "1"),
         invalid="give 1 (score the test set) or 0 (the valid set alone)"),
@@ -162,6 +166,10 @@ def settings(argv=None):
              "on the valid pairs alone")
     if s.patience and not s.valid_prefix:
         fail(f"PATIENCE={s.patience} needs VALID_PREFIX, the valid pairs that choose the round")
+    if s.translator_updates and s.score_test == "1" and importlib.util.find_spec(
+            "ctranslate2") is None:
+        fail("TRANSLATOR_UPDATES scores the translator's CTranslate2 export as well, which "
+             "needs CTranslate2: pip install -e '.[serve]'")
     if s.gen_engine == "ctranslate2" and importlib.util.find_spec("ctranslate2") is None:
         fail("GEN_ENGINE=ctranslate2 needs CTranslate2: pip install -e '.[serve]'")
     s.work = Path(s.work_dir)
@@ -196,20 +204,7 @@ def score(s, round_, src, split, prefix, clock):
     if has_row(table, round_, f"{src}-{tgt}"):
         return False
     out = w / f"round{round_}.{split}.{src}-{tgt}.txt"
-    masked, plain = w / f"words.{split}.{src}", w / f"plain.{split}.{src}"
-    if not masked.is_file():
-        words(s, src, f"{prefix}.{src}", masked)
-    if not plain.is_file():
-        plain_words(s, src, f"{prefix}.{src}", plain)
-    log = Path(f"{out}.restore.log")
-    if round_ == 0:
-        out.write_bytes(plain.read_bytes())
-    else:
-        repair(s, w / f"round{round_}/ckpt/checkpoint_last.pt", tgt, masked, f"{out}.nbest",
-               s.nbest, s.score_beam)
-        call(restore_placeholders.main, "--input", f"{out}.nbest", "--nbest", s.nbest,
-             "--masked", f"{masked}.masked", "--placeholder", PLACEHOLDER, "--fallback", plain,
-             "--output", out, stderr=log)
+    log = translate(s, round_, src, f"{prefix}.{src}", out, split)
     scores = sacrebleu(f"{prefix}.{tgt}", out)
     restored = log.read_text().replace("\n", " ") if log.is_file() else ""
     progress(f"== round {round_} {src}->{tgt} {split}: {restored}")
@@ -304,6 +299,8 @@ def main(argv=None):
     elif final:
         progress(f"== the test set is not scored (SCORE_TEST=0); round {final} is the one to "
                  "keep")
+    if final and s.translator_updates:
+        translator.build(s, final)
     show_tables(s.work, test=s.score_test == "1")
     if s.valid_prefix and s.rounds > 0:
         for line in choose(s):

@@ -85,21 +85,22 @@ def model_arch(s):
     return words[words.index("--arch") + 1] if "--arch" in words[:-1] else ""
 
 
-def convert_ct2(s, model, ct2):
-    """``ct2``: the checkpoint ``model`` for CTranslate2, with CTranslate2's
-    fairseq converter, or for the plugin's transformer_mass (the default
-    model) through ``python -m mass_plugin.export``, which writes it as
-    fairseq's plain transformer first."""
-    data = f"{Path(model).parent}/../bin"
+def convert_ct2(s, model, ct2, data=None, langs=("noisy", "clean")):
+    """``ct2``: the checkpoint ``model`` (of the binarized ``data``, by
+    default its folder's ../bin, and the direction ``langs``) for
+    CTranslate2, with CTranslate2's fairseq converter, or for the plugin's
+    transformer_mass through ``python -m mass_plugin.export``, which writes
+    it as fairseq's plain transformer first."""
+    data = data or f"{Path(model).parent}/../bin"
     if model_arch(s).startswith("transformer_mass"):
         exported = Path(f"{ct2}.export")
         shutil.rmtree(exported, ignore_errors=True)
         cmd = [sys.executable, "-m", "mass_plugin.export", "--checkpoint", model,
                "--data-bin", data, "--output", exported / "model.pt", "--ctranslate2",
-               f"{ct2}.tmp"]
+               f"{ct2}.tmp", "--source-lang", langs[0], "--target-lang", langs[1]]
     else:
         cmd = ["ct2-fairseq-converter", "--model_path", model, "--data_dir", data,
-               "--source_lang", "noisy", "--target_lang", "clean", "--user_dir", user_dir(),
+               "--source_lang", langs[0], "--target_lang", langs[1], "--user_dir", user_dir(),
                "--output_dir", f"{ct2}.tmp"]
     run(cmd, stdout=f"{ct2}.log", stderr=subprocess.STDOUT, log=f"{ct2}.log")
     shutil.move(f"{ct2}.tmp", ct2)

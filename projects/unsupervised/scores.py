@@ -12,11 +12,11 @@ from projects.unsupervised.commands import call, fail, output, progress, run
 HEADER = "round\tdirection\tBLEU\tchrF\tminutes\n"
 
 
-def start_table(path):
-    """``path`` with the header of results.tsv, unless it is there already."""
+def start_table(path, header=HEADER):
+    """``path`` with ``header`` (results.tsv's), unless it is there already."""
     path = Path(path)
     if not path.is_file():
-        path.write_text(HEADER, encoding="utf-8")
+        path.write_text(header, encoding="utf-8")
 
 
 def has_row(path, round_, direction):
