@@ -44,7 +44,9 @@ the round with the best mean valid BLEU (python -m projects.unsupervised.choose_
 linked as $WORK_DIR/best.pt and named at the end), or without VALID_PREFIX
 the last round; SCORE_TEST=0 scores neither (for comparing settings on
 valid). PATIENCE > 0 stops the rounds once that many have passed without a
-better valid BLEU.
+better valid BLEU. TRANSLATOR_UPDATES > 0: then a translation model per
+direction, trained by back-translation from that round's pipeline
+(projects/unsupervised/translator.py), in WORK_DIR/translator.
 Results: $WORK_DIR/valid.tsv (round, direction, BLEU, chrF, minutes: every
 round), $WORK_DIR/results.tsv (the same on the test set: every test-set
 scoring the work directory has seen) and $WORK_DIR/rounds.csv (python -m

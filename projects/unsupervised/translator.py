@@ -10,10 +10,10 @@ from random initialisation. Its input and output are raw text: fairseq
 (``fairseq-interactive --bpe sentencepiece``) and its CTranslate2 export
 (``python -m mass_plugin.export``, then ``mass_tools.translate_ct2
 --spm``) decode it with no word-level steps. Everything is in
-WORK_DIR/translator/roundR: valid.tsv (every direction, chosen on nothing:
-it is reported), results.tsv (the test set, once), translator.csv (the
-test scores with the paired bootstrap against word by word and against
-the pipeline).
+WORK_DIR/translator/roundR: valid.tsv (both directions, decoded by
+fairseq), results.tsv (the test set, once, by fairseq and by CTranslate2),
+translator.csv (the test scores with the paired bootstrap against word by
+word and against the pipeline).
 """
 
 import subprocess
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from projects.unsupervised import rounds_table
 from projects.unsupervised.commands import (
+    ct2_device,
     decode_device_args,
     hypotheses,
     progress,
@@ -106,7 +107,7 @@ def decode(s, model, src, tgt, source, target, engine):
         run([sys.executable, "-m", "mass_tools.translate_ct2", "--model", ct2, "--spm",
              s.work / "spm.model", "--input", source, "--output", target,
              "--beam", s.score_beam, "--batch-size", "64", "--max-len-a", "1.2",
-             "--max-len-b", "10", "--compute-type", s.ct2_compute_type, "--device", "cpu"],
+             "--max-len-b", "10", "--compute-type", s.ct2_compute_type, "--device", ct2_device()],
             stderr=log, log=log)
         return
     run(["fairseq-interactive", d / "bin", "--user-dir", user_dir(), "--task", "translation",
