@@ -40,6 +40,24 @@ def seconds():
     return int(time.monotonic() - STARTED)
 
 
+class Clock:
+    """The minutes of work so far, kept in FOLDER/seconds across runs."""
+
+    def __init__(self, folder):
+        self.path = Path(folder) / "seconds"
+
+    def total(self):
+        return int(self.path.read_text().strip() or 0) if self.path.is_file() else 0
+
+    def spent(self, start):
+        """Add the seconds since ``start`` (a seconds()) to the work done."""
+        self.path.write_text(f"{self.total() + seconds() - start}\n")
+
+    def minutes(self):
+        """Each direction's half of the minutes so far (rounds.csv adds the two)."""
+        return self.total() // 120
+
+
 def tail(path, lines=20):
     """The last ``lines`` lines of ``path`` on stderr (tail -n 20 FILE >&2)."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")

@@ -62,7 +62,7 @@ import os
 from pathlib import Path
 
 from projects.unsupervised import choose_round, translator
-from projects.unsupervised.commands import call, fail, progress, seconds, user_dir
+from projects.unsupervised.commands import Clock, call, fail, progress, seconds, user_dir
 from projects.unsupervised.pipeline import translate
 from projects.unsupervised.recipe_vars import TEST_AND_LANGUAGES, Var, read
 from projects.unsupervised.repair_model import subwords
@@ -178,24 +178,6 @@ def settings(argv=None):
     s.induce_lexicon = not s.lexicon
     s.lexicon = s.lexicon or str(s.work / "lexicon/one")
     return s
-
-
-class Clock:
-    """The minutes of work so far, kept in WORK_DIR/seconds across runs."""
-
-    def __init__(self, work):
-        self.path = work / "seconds"
-
-    def total(self):
-        return int(self.path.read_text().strip() or 0) if self.path.is_file() else 0
-
-    def spent(self, start):
-        """Add the seconds since ``start`` (a seconds()) to the work done."""
-        self.path.write_text(f"{self.total() + seconds() - start}\n")
-
-    def minutes(self):
-        """Each direction's half of the minutes so far (rounds.csv adds the two)."""
-        return self.total() // 120
 
 
 def score(s, round_, src, split, prefix, clock):

@@ -121,15 +121,22 @@ def repair_ct2(s, model, source, target, nbest=1, beam=None):
     shutil.move(f"{target}.tmp", target)
 
 
+def hold_out(source, train, held_out, count=200):
+    """The last ``count`` lines of ``source`` into ``held_out``, the others
+    into ``train``; how many lines ``source`` has."""
+    lines = Path(source).read_bytes().splitlines(keepends=True)
+    Path(held_out).write_bytes(b"".join(lines[-count:]))
+    Path(train).write_bytes(b"".join(lines[:-count]))
+    return len(lines)
+
+
 def split_pairs(s, folder):
     """FOLDER/bin: the pairs of both languages binarized, their last 200 held
     out for fairseq's validation loss."""
     for side in ("noisy", "clean"):
         concatenate([folder / f"pairs.{lang}.{side}" for lang in (s.l1, s.l2)],
                     folder / f"all.{side}")
-        lines = (folder / f"all.{side}").read_bytes().splitlines(keepends=True)
-        (folder / f"heldout.{side}").write_bytes(b"".join(lines[-200:]))
-        (folder / f"train.{side}").write_bytes(b"".join(lines[:-200]))
+        hold_out(folder / f"all.{side}", folder / f"train.{side}", folder / f"heldout.{side}")
     dictionary = s.work / "dict.txt"
     run(["fairseq-preprocess", "-s", "noisy", "-t", "clean", "--trainpref", folder / "train",
          "--validpref", folder / "heldout", "--srcdict", dictionary, "--tgtdict", dictionary,
@@ -137,17 +144,32 @@ def split_pairs(s, folder):
     shutil.move(folder / "bin.tmp", folder / "bin")
 
 
-def training_options(s, updates, save_dir):
-    """fairseq-train's options of every model of the recipe but its task,
-    model and criterion: Adam at LR, ``updates`` updates, the last
-    checkpoint in ``save_dir``."""
-    return ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
-            "--lr-scheduler", "inverse_sqrt",
-            "--warmup-updates", updates // 2 if updates < 2000 else 500,
-            "--max-tokens", s.max_tokens, "--max-update", updates, "--save-dir", save_dir,
-            "--no-epoch-checkpoints", "--save-interval-updates", updates,
-            "--keep-interval-updates", "1", "--log-interval", "50", "--num-workers", "0",
-            "--seed", "1", *device_args(s.max_tokens, s.tokens_per_update)]
+def fit(s, folder, task_args, updates, restore=None,
+        criterion=("label_smoothed_cross_entropy", "--label-smoothing", "0.1")):
+    """fairseq-train of MODEL_ARGS on FOLDER/bin (``task_args``: --task and
+    its options; ``criterion``: --criterion and its options): Adam at LR,
+    ``updates`` updates, the last checkpoint in FOLDER/ckpt, from the weights
+    of ``restore`` (a checkpoint, or None: random initialisation) unless
+    FOLDER/ckpt has a checkpoint to resume from. Its log FOLDER/train.log,
+    whose last validation is shown; FOLDER/ckpt/done at the end."""
+    save_dir = folder / "ckpt"
+    options = []
+    if restore and not (save_dir / "checkpoint_last.pt").is_file():
+        options = ["--restore-file", restore, "--reset-optimizer", "--reset-dataloader",
+                   "--reset-meters", "--reset-lr-scheduler"]
+    log = folder / "train.log"
+    run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), *task_args,
+         *s.model_args.split(), "--criterion", *criterion,
+         "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
+         "--lr-scheduler", "inverse_sqrt",
+         "--warmup-updates", updates // 2 if updates < 2000 else 500,
+         "--max-tokens", s.max_tokens, "--max-update", updates, "--save-dir", save_dir,
+         "--no-epoch-checkpoints", "--save-interval-updates", updates,
+         "--keep-interval-updates", "1", "--log-interval", "50", "--num-workers", "0",
+         "--seed", "1", *options, *device_args(s.max_tokens, s.tokens_per_update)],
+        stdout=log, stderr=subprocess.STDOUT, log=log)
+    show_last_validation(log)
+    (save_dir / "done").touch()
 
 
 def train(s, folder, updates, restore, label):
@@ -158,17 +180,6 @@ def train(s, folder, updates, restore, label):
         return
     if not (folder / "bin").is_dir():
         split_pairs(s, folder)
-    options = []
-    if restore and not (folder / "ckpt/checkpoint_last.pt").is_file():
-        options = ["--restore-file", restore, "--reset-optimizer", "--reset-dataloader",
-                   "--reset-meters", "--reset-lr-scheduler"]
     count = (folder / "train.noisy").read_bytes().count(b"\n")
     progress(f"== {label}: training on {count} pairs, {updates} updates")
-    log = folder / "train.log"
-    run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), "--task", "translation",
-         "-s", "noisy", "-t", "clean", *s.model_args.split(),
-         "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-         *training_options(s, updates, folder / "ckpt"), *options],
-        stdout=log, stderr=subprocess.STDOUT, log=log)
-    show_last_validation(log)
-    (folder / "ckpt/done").touch()
+    fit(s, folder, ["--task", "translation", "-s", "noisy", "-t", "clean"], updates, restore)

@@ -20,8 +20,8 @@ import shutil
 import subprocess
 import sys
 
-from projects.unsupervised.commands import fail, progress, run, show_last_validation, user_dir
-from projects.unsupervised.repair_model import model_arch, train, training_options
+from projects.unsupervised.commands import fail, progress, run
+from projects.unsupervised.repair_model import fit, hold_out, model_arch, train
 from projects.unsupervised.repair_text import pieces
 
 HELD_OUT = 200  # lines of each language for MASS's validation loss
@@ -43,21 +43,17 @@ def mass_data(s, folder):
     """FOLDER/bin: MONO_PREFIX's text of each language in pieces, binarized
     with the recipe's dictionary as masked_s2s --langs reads it, the last
     HELD_OUT lines of each for the validation loss."""
-    pattern = {}
     for lang in (s.l1, s.l2):
         pieces(s, f"{s.mono_prefix}.{lang}", folder / f"all.{lang}")
-        lines = (folder / f"all.{lang}").read_bytes().splitlines(keepends=True)
-        if len(lines) <= 2 * HELD_OUT:
-            fail(f"{s.mono_prefix}.{lang} has {len(lines)} lines: MASS_UPDATES needs more than "
+        lines = hold_out(folder / f"all.{lang}", folder / f"train.{lang}",
+                         folder / f"valid.{lang}", HELD_OUT)
+        if lines <= 2 * HELD_OUT:
+            fail(f"{s.mono_prefix}.{lang} has {lines} lines: MASS_UPDATES needs more than "
                  f"{2 * HELD_OUT} ({HELD_OUT} are held out for its validation loss)")
-        (folder / f"valid.{lang}").write_bytes(b"".join(lines[-HELD_OUT:]))
-        (folder / f"train.{lang}").write_bytes(b"".join(lines[:-HELD_OUT]))
-    for split in ("train", "valid"):
-        pattern[split] = str(folder / f"{split}.{{lang}}")
     shutil.rmtree(folder / "bin.tmp", ignore_errors=True)
     run([sys.executable, "-m", "mass_tools.binarize", "--destdir", folder / "bin.tmp",
          "--langs", f"{s.l1},{s.l2}", "--dict", s.work / "dict.txt", "--workers", "2",
-         "--mono-train", pattern["train"], "--mono-valid", pattern["valid"]],
+         "--mono-train", folder / "train.{lang}", "--mono-valid", folder / "valid.{lang}"],
         stdout=folder / "binarize.log", stderr=subprocess.STDOUT, log=folder / "binarize.log")
     shutil.move(folder / "bin.tmp", folder / "bin")
 
@@ -76,14 +72,9 @@ def mass_model(s):
     langs = f"{s.l1},{s.l2}"
     progress(f"== MASS pre-training before round 1: {s.mass_updates} updates on "
              f"{s.mono_prefix}.{{{langs}}}")
-    log = folder / "train.log"
-    run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), "--task", "masked_s2s",
-         "--langs", langs, "--valid-subset", f"valid.{s.l1},valid.{s.l2}",
-         *s.model_args.split(), "--language-embeddings", "none",
-         "--criterion", "masked_s2s_loss", *training_options(s, s.mass_updates, folder / "ckpt")],
-        stdout=log, stderr=subprocess.STDOUT, log=log)
-    show_last_validation(log)
-    (folder / "ckpt/done").touch()
+    fit(s, folder, ["--task", "masked_s2s", "--langs", langs, "--valid-subset",
+                    f"valid.{s.l1},valid.{s.l2}", "--language-embeddings", "none"],
+        s.mass_updates, criterion=("masked_s2s_loss",))
     return last
 
 

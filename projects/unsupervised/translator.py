@@ -16,24 +16,24 @@ translator.csv (the test scores with the paired bootstrap against word by
 word and against the pipeline).
 """
 
-import subprocess
+import shutil
 import sys
 from pathlib import Path
 
 from projects.unsupervised import rounds_table
 from projects.unsupervised.commands import (
+    Clock,
     ct2_device,
     decode_device_args,
     hypotheses,
     progress,
     run,
     seconds,
-    show_last_validation,
     user_dir,
     write_lines,
 )
 from projects.unsupervised.pipeline import translate
-from projects.unsupervised.repair_model import convert_ct2, training_options
+from projects.unsupervised.repair_model import convert_ct2, fit, hold_out
 from projects.unsupervised.repair_text import other, pieces
 from projects.unsupervised.scores import add_row, has_row, sacrebleu, start_table
 
@@ -54,13 +54,11 @@ def pairs(s, folder, final, src, tgt):
     pieces(s, synthetic, d / f"all.{src}")
     pieces(s, f"{s.mono_prefix}.{tgt}", d / f"all.{tgt}")
     for lang in (src, tgt):
-        lines = (d / f"all.{lang}").read_bytes().splitlines(keepends=True)
         if s.valid_prefix:
+            shutil.copyfile(d / f"all.{lang}", d / f"train.{lang}")
             pieces(s, f"{s.valid_prefix}.{lang}", d / f"valid.{lang}")
         else:
-            lines, held_out = lines[:-200], lines[-200:]
-            (d / f"valid.{lang}").write_bytes(b"".join(held_out))
-        (d / f"train.{lang}").write_bytes(b"".join(lines))
+            hold_out(d / f"all.{lang}", d / f"train.{lang}", d / f"valid.{lang}")
     dictionary = s.work / "dict.txt"
     run(["fairseq-preprocess", "-s", src, "-t", tgt, "--trainpref", d / "train",
          "--validpref", d / "valid", "--srcdict", dictionary, "--tgtdict", dictionary,
@@ -76,21 +74,11 @@ def train(s, folder, final, src, tgt):
         return last
     if not (d / "bin").is_dir():
         pairs(s, folder, final, src, tgt)
-    options = []
-    mass = s.work / "mass/ckpt/checkpoint_last.pt"
-    if s.mass_updates and not last.is_file():
-        options = ["--restore-file", mass, "--reset-optimizer", "--reset-dataloader",
-                   "--reset-meters", "--reset-lr-scheduler"]
     start = "MASS" if s.mass_updates else "random initialisation"
     progress(f"== translator {src}->{tgt}: {s.translator_updates} updates from {start}")
-    log = d / "train.log"
-    run(["fairseq-train", d / "bin", "--user-dir", user_dir(), "--task", "translation",
-         "-s", src, "-t", tgt, *s.model_args.split(),
-         "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-         *training_options(s, s.translator_updates, d / "ckpt"), *options],
-        stdout=log, stderr=subprocess.STDOUT, log=log)
-    show_last_validation(log)
-    (d / "ckpt/done").touch()
+    mass = s.work / "mass/ckpt/checkpoint_last.pt"
+    fit(s, d, ["--task", "translation", "-s", src, "-t", tgt], s.translator_updates,
+        mass if s.mass_updates else None)
     return last
 
 
@@ -167,14 +155,13 @@ def build(s, final):
     with SCORE_TEST=1, on the test set once."""
     folder = s.work / f"translator/round{final}"
     folder.mkdir(parents=True, exist_ok=True)
-    clock = folder / "seconds"
+    clock = Clock(folder)
     for src in (s.l1, s.l2):
         if not (folder / f"{src}-{other(s, src)}/ckpt/done").is_file():
             began = seconds()
             train(s, folder, final, src, other(s, src))
-            spent = int(clock.read_text()) if clock.is_file() else 0
-            clock.write_text(f"{spent + seconds() - began}\n")
-    minutes = round(int(clock.read_text()) / 60) if clock.is_file() else 0
+            clock.spent(began)
+    minutes = round(clock.total() / 60)
     progress(f"== translator: {minutes} minutes of back-translation and training in all")
     for src in (s.l1, s.l2):
         if s.valid_prefix:
