@@ -59,7 +59,8 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     variables = dict(MONO_PREFIX=raw / "mono", LEXICON=tmp_path / "one", WORK_DIR=out,
                      REFERENCE_PREFIX=raw / "test", VALID_PREFIX=raw / "valid", SPM_VOCAB=300,
                      FIRST_UPDATES=4, UPDATES=2, BEAM=2, NBEST=2, MAX_TOKENS=1000, NUM_GPUS=0,
-                     MODEL_ARGS=model, EXTRA_MONO_PREFIX=raw / "extra", DAE_UPDATES=2)
+                     MODEL_ARGS=model, EXTRA_MONO_PREFIX=raw / "extra", DAE_UPDATES=2,
+                     GEN_ENGINE="fairseq")
     # round 1 decoded by fairseq-generate; round 2 resumes it with CTranslate2
     log = bash("projects/unsupervised/repair.sh", **{**variables, "ROUNDS": 1})
     assert not (out / "round1/ckpt/ct2").exists()

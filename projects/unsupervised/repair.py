@@ -97,7 +97,7 @@ VARIABLES = [
     Var("MIN_SCORE_L1_L2", "0.1", "weaker word pairs L1->L2 stay untranslated"),
     Var("MIN_SCORE_L2_L1", "0.05"),
     Var("SPM_VOCAB", "8000"),
-    Var("FIRST_UPDATES", "4000", "round 1 (from scratch unless DAE_UPDATES or MASS_UPDATES)",
+    Var("FIRST_UPDATES", "1500", "round 1 (from scratch unless DAE_UPDATES or MASS_UPDATES)",
         count=True),
     Var("DAE_UPDATES", "0", "a denoising model first, round 1 goes on from it", count=True,
         invalid="give a number of updates (0: no denoising model)"),
@@ -115,7 +115,8 @@ VARIABLES = [
     Var("NBEST", "5", "hypotheses searched for the placeholders", count=True),
     Var("MODEL_ARGS", MODEL_ARGS, "fairseq-train's model options"),
     Var("SYSTEM", "words_then_repair", "rounds.csv's system column"),
-    Var("GEN_ENGINE", "fairseq", "or ctranslate2: every repair decoded by CTranslate2",
+    Var("GEN_ENGINE", "ctranslate2", "every repair decoded by CTranslate2, or fairseq: by "
+        "fairseq-generate",
         choices=("fairseq", "ctranslate2"),
         invalid="choose fairseq (fairseq-generate) or ctranslate2"),
     Var("CT2_COMPUTE_TYPE", "int8", "with ctranslate2: int8, float32, ..."),
