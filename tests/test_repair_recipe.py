@@ -262,3 +262,46 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     assert [r["system"] for r in rows] == ["translator", "translator_ct2"]
     assert all(0 <= float(r[f"p_{k}_{d}"]) <= 1 for r in rows for k in ("words", "pipeline")
                for d in ("en_fr", "fr_en"))
+
+
+def test_one_sitting_builds_the_in_domain_text_once_and_runs_the_recipe_on_the_corpora(
+        tmp_path, monkeypatch):
+    """python -m projects.unsupervised.one_sitting: the monolingual text is
+    mono-doc plus the lines of mono that mono-doc's unigram model prefers,
+    made once; the recipe then runs on it with the corpora's valid and test
+    pairs and its own defaults; a missing corpus is a clear error."""
+    from projects.unsupervised import one_sitting, repair
+
+    data = tmp_path / "data"
+    for folder in ("mono-doc", "mono", "para/en-fr"):
+        (data / folder).mkdir(parents=True)
+    for lang, doc, web in (("en", "open the file menu", ["the file menu opens", "a cat sat"]),
+                           ("fr", "ouvrir le menu fichier", ["le menu fichier", "un chat"])):
+        write(data / f"mono-doc/{lang}.txt", [doc] * 3)
+        write(data / f"mono/{lang}.txt", web)
+        for split in ("valid", "test"):
+            write(data / f"para/en-fr/{split}.{lang}", [doc])
+    seen = []
+    monkeypatch.setattr(repair, "main", lambda argv: seen.append(
+        {k: one_sitting.os.environ[k] for k in ("MONO_PREFIX", "WORK_DIR", "VALID_PREFIX",
+                                                "REFERENCE_PREFIX")}))
+    for name in ("MONO_PREFIX", "WORK_DIR", "VALID_PREFIX", "REFERENCE_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "work"
+    one_sitting.main(["--data", str(data), "--work-dir", str(work)])
+    assert (work / "raw/mono.en").read_text().splitlines() == ["open the file menu"] * 3 + [
+        "the file menu opens"]
+    assert (work / "raw/mono.fr").read_text().splitlines() == ["ouvrir le menu fichier"] * 3 + [
+        "le menu fichier"]
+    assert seen == [dict(MONO_PREFIX=str(work / "raw/mono"), WORK_DIR=str(work),
+                         VALID_PREFIX=str(data / "para/en-fr/valid"),
+                         REFERENCE_PREFIX=str(data / "para/en-fr/test"))]
+    # made once: a second run keeps the text it made
+    (work / "raw/mono.en").write_text("kept\n")
+    one_sitting.main(["--data", str(data), "--work-dir", str(work)])
+    assert (work / "raw/mono.en").read_text() == "kept\n" and len(seen) == 2
+    (data / "mono/fr.txt").unlink()
+    result = subprocess.run(["python", "-m", "projects.unsupervised.one_sitting", "--data",
+                             str(data)], cwd=REPO, env=cli_env(), capture_output=True, text=True)
+    assert result.returncode == 1
+    assert f"error: --data {data}: mono/fr.txt is missing" in result.stderr

@@ -25,6 +25,7 @@ from projects.unsupervised import repair
 from projects.unsupervised.commands import call, fail, progress
 
 LANGS = ("en", "fr")
+DEFAULT_WORK_DIR = "work/unsup-one-sitting"
 
 
 def parse_args(argv=None):
@@ -33,8 +34,9 @@ def parse_args(argv=None):
                                      "projects.unsupervised.repair --help")
     parser.add_argument("--data", required=True,
                         help="the corpora's folder, holding mono-doc/, mono/ and para/en-fr/")
-    parser.add_argument("--work-dir", default=os.environ.get("WORK_DIR") or "work/unsup-one-sitting",
-                        help="where everything goes (default: WORK_DIR, else %(default)s)")
+    parser.add_argument("--work-dir", default=os.environ.get("WORK_DIR") or DEFAULT_WORK_DIR,
+                        help="where everything goes (default: the WORK_DIR variable, else "
+                        f"{DEFAULT_WORK_DIR})")
     return parser.parse_args(argv)
 
 

@@ -4,6 +4,9 @@ the target language (Kim et al., 2018), with no parallel training text.
     MONO_PREFIX=raw/mono REFERENCE_PREFIX=raw/test VALID_PREFIX=raw/valid \\
         python -m projects.unsupervised.repair   # or: bash projects/unsupervised/repair.sh
 
+(python -m projects.unsupervised.one_sitting --data SHARED: the same with its
+defaults, on the project's corpora, about 2 hours on 2 CPU cores.)
+
 Round 0 translates the test set word by word with LEXICON, the --one-way
 PREFIX of projects/unsupervised/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv;
 without LEXICON the recipe first induces them from MONO_PREFIX, with the
@@ -13,10 +16,10 @@ lexicon lacks as a placeholder. Round r = 1..ROUNDS:
      (projects/unsupervised/model_round_trip_pairs.py): each line next to its translation into
      the other language and back, word by word both ways in round 1
      (plus denoising_pairs.py's shuffled and thinned copies), and in later rounds
-     word by word there, repaired by the round r-1 model (with
-     fairseq-generate; GEN_ENGINE=ctranslate2 decodes every repair with
-     CTranslate2 instead, int8 unless CT2_COMPUTE_TYPE says otherwise: the
-     same valid BLEU, about 3x faster on a CPU),
+     word by word there, repaired by the round r-1 model (every repair
+     decoded by CTranslate2, int8 unless CT2_COMPUTE_TYPE says otherwise;
+     GEN_ENGINE=fairseq: by fairseq-generate, the same valid BLEU, about 3x
+     slower on a CPU),
      and word by word back, so that the way back meets the other language as
      a model writes it; later rounds also add round trips whose way there
      draws the SAMPLE_WORDS most frequent words' translations from the
