@@ -5,7 +5,7 @@ the target language (Kim et al., 2018), with no parallel training text.
         python -m projects.unsupervised.repair   # or: bash projects/unsupervised/repair.sh
 
 (python -m projects.unsupervised.one_sitting --data SHARED: the same with its
-defaults, on the project's corpora, about 2 hours on 2 CPU cores.)
+defaults, on the project's corpora: 77 minutes on 2 CPU cores.)
 
 Round 0 translates the test set word by word with LEXICON, the --one-way
 PREFIX of projects/unsupervised/induce_lexicon.py (PREFIX.L1-L2.tsv, PREFIX.L2-L1.tsv;
