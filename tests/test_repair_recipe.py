@@ -168,12 +168,18 @@ def test_repair_recipe_runs_two_rounds_from_raw_text_and_resumes(tmp_path):
     assert "== the test set: round 1 (chosen on valid)" in log  # scored before: kept
     assert table_rows(out / "results.tsv") == [(i, d) for i in tested for d in BOTH]
     for name, value, error in (("KEEP_ROUND1_PAIRS", "no", "KEEP_ROUND1_PAIRS=no: give 1"),
+                               ("TRANSLATOR_MASS_UPDATES", "3",
+                                "TRANSLATOR_UPDATES=0 leaves out"),
                                ("PATIENCE", "-1", "PATIENCE=-1: give a number of rounds"),
                                ("LEXICON", tmp_path / "none", "none.en-fr.tsv is missing or empty"),
                                ("GEN_ENGINE", "marian", "GEN_ENGINE=marian: choose fairseq"),
                                ("DAE_UPDATES", "1k", "DAE_UPDATES=1k: give a number of updates"),
                                ("SCORE_BEAM", "2", "NBEST=3 exceeds SCORE_BEAM=2")):
         assert error in bash_error("projects/unsupervised/repair.sh", **{**variables, name: value})
+    stderr = bash_error("projects/unsupervised/repair.sh", **{
+        **variables, "TRANSLATOR_UPDATES": 2, "TRANSLATOR_MASS_UPDATES": 3})
+    assert "mono.en has 200 lines: TRANSLATOR_MASS_UPDATES pre-trains MASS on it" in stderr
+    assert "== translator" not in stderr
     assert "PATIENCE=2 needs VALID_PREFIX" in bash_error(
         "projects/unsupervised/repair.sh", **{**variables, "PATIENCE": 2, "VALID_PREFIX": ""})
     (tmp_path / "one.fr-en.candidates.tsv").unlink()
@@ -231,6 +237,8 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     assert not (out / "rounds.csv").exists()
     for change, error in (
             (dict(DAE_UPDATES=2), "DAE_UPDATES=2 and MASS_UPDATES=3: round 1 starts from one"),
+            (dict(TRANSLATOR_UPDATES=2, TRANSLATOR_MASS_UPDATES=2),
+             "with MASS_UPDATES the translator starts from the recipe's MASS pre-training"),
             (dict(MODEL_ARGS=model.replace("transformer_mass", "transformer")),
              "MODEL_ARGS has --arch transformer; give MODEL_ARGS='--arch transformer_mass"),
             (dict(VALID_PREFIX=""), "SCORE_TEST=0 needs VALID_PREFIX"),
@@ -262,7 +270,28 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     assert [r["system"] for r in rows] == ["translator", "translator_ct2"]
     assert all(0 <= float(r[f"p_{k}_{d}"]) <= 1 for r in rows for k in ("words", "pipeline")
                for d in ("en_fr", "fr_en"))
-
+    # a translator from MASS pre-training of its own, where the rounds are fairseq's
+    # transformer (as a random-start recipe's MODEL_ARGS says; the rounds here are kept):
+    # MODEL_ARGS's sizes as transformer_mass, served through the plugin's export
+    log = bash("projects/unsupervised/repair.sh", **{
+        **variables, "SCORE_TEST": 1, "MASS_UPDATES": 0, "TRANSLATOR_UPDATES": 2,
+        "TRANSLATOR_MASS_UPDATES": 3, "MODEL_ARGS": model.replace("transformer_mass",
+                                                                   "transformer")})
+    assert "training on" not in log.replace("translator", "")
+    assert "into en by round" not in log  # the pipeline's translations made once, for every start
+    assert "== MASS pre-training before the translator: 3 updates" in log
+    mass = (out / "translator/mass3/train.log").read_text()
+    assert "'_name': 'masked_s2s'" in mass and "arch='transformer_mass'" in mass
+    folder = out / f"translator/round{best}-mass3"
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        assert f"== translator {src}->{tgt}: 2 updates from MASS" in log
+        train_log = (folder / f"{src}-{tgt}/train.log").read_text()
+        assert f"Loaded checkpoint {out}/translator/mass3/ckpt/checkpoint_last.pt" in train_log
+        assert "arch='transformer_mass'" in train_log
+        lines = (folder / f"translator_ct2.test.{src}-{tgt}.txt").read_text().splitlines()
+        assert len(lines) == 8 and "▁" not in "".join(lines)
+    assert "exported en->fr" in (folder / "en-fr/ct2.log").read_text()
+    assert (folder / "translator.csv").is_file()
 
 def test_one_sitting_builds_the_in_domain_text_once_and_runs_the_recipe_on_the_corpora(
         tmp_path, monkeypatch):

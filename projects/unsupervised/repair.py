@@ -49,7 +49,9 @@ the last round; SCORE_TEST=0 scores neither (for comparing settings on
 valid). PATIENCE > 0 stops the rounds once that many have passed without a
 better valid BLEU. TRANSLATOR_UPDATES > 0: then a translation model per
 direction, trained by back-translation from that round's pipeline
-(projects/unsupervised/translator.py), in WORK_DIR/translator.
+(projects/unsupervised/translator.py), in WORK_DIR/translator, from the
+recipe's MASS pre-training (MASS_UPDATES), else from one of its own
+(TRANSLATOR_MASS_UPDATES), else from random initialisation.
 Results: $WORK_DIR/valid.tsv (round, direction, BLEU, chrF, minutes: every
 round), $WORK_DIR/results.tsv (the same on the test set: every test-set
 scoring the work directory has seen) and $WORK_DIR/rounds.csv (python -m
@@ -129,6 +131,10 @@ VARIABLES = [
     Var("TRANSLATOR_UPDATES", "0", "a model per direction trained this long by "
         "back-translation from the final round's pipeline (0: none)", count=True,
         invalid="give a number of updates (0: no translator)"),
+    Var("TRANSLATOR_MASS_UPDATES", "0", "the translator starts from MASS pre-training this "
+        "long (transformer_mass with MODEL_ARGS's sizes) where MASS_UPDATES does not give one",
+        count=True, invalid="give a number of updates (0: the translator starts from MASS_UPDATES' "
+        "pre-training, else from random initialisation)"),
     Var("SCORE_TEST", "1", "0: the valid set alone, as when comparing settings; the test "
         "set is for the final system", choices=("0", "1"),
         invalid="give 1 (score the test set) or 0 (the valid set alone)"),

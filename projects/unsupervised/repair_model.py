@@ -79,20 +79,31 @@ def newer(path, than):
                               or path.stat().st_mtime_ns > than.stat().st_mtime_ns)
 
 
-def model_arch(s):
-    """The --arch of MODEL_ARGS ("" where it names none)."""
-    words = s.model_args.split()
+def model_arch(s, model_args=None):
+    """The --arch of ``model_args``, MODEL_ARGS by default ("" where it names none)."""
+    words = (model_args or s.model_args).split()
     return words[words.index("--arch") + 1] if "--arch" in words[:-1] else ""
 
 
-def convert_ct2(s, model, ct2, data=None, langs=("noisy", "clean")):
+def with_arch(model_args, arch):
+    """``model_args`` (fairseq-train's model options) with --arch ``arch``,
+    the other options (sizes, dropout) kept."""
+    words = model_args.split()
+    if "--arch" in words[:-1]:
+        at = words.index("--arch")
+        words = words[:at] + words[at + 2:]
+    return " ".join(["--arch", arch, *words])
+
+
+def convert_ct2(s, model, ct2, data=None, langs=("noisy", "clean"), model_args=None):
     """``ct2``: the checkpoint ``model`` (of the binarized ``data``, by
-    default its folder's ../bin, and the direction ``langs``) for
-    CTranslate2, with CTranslate2's fairseq converter, or for the plugin's
-    transformer_mass through ``python -m mass_plugin.export``, which writes
-    it as fairseq's plain transformer first."""
+    default its folder's ../bin, and the direction ``langs``; trained with
+    ``model_args``, MODEL_ARGS by default) for CTranslate2, with
+    CTranslate2's fairseq converter, or for the plugin's transformer_mass
+    through ``python -m mass_plugin.export``, which writes it as fairseq's
+    plain transformer first."""
     data = data or f"{Path(model).parent}/../bin"
-    if model_arch(s).startswith("transformer_mass"):
+    if model_arch(s, model_args).startswith("transformer_mass"):
         exported = Path(f"{ct2}.export")
         shutil.rmtree(exported, ignore_errors=True)
         cmd = [sys.executable, "-m", "mass_plugin.export", "--checkpoint", model,
@@ -145,9 +156,10 @@ def split_pairs(s, folder):
 
 
 def fit(s, folder, task_args, updates, restore=None,
-        criterion=("label_smoothed_cross_entropy", "--label-smoothing", "0.1")):
-    """fairseq-train of MODEL_ARGS on FOLDER/bin (``task_args``: --task and
-    its options; ``criterion``: --criterion and its options): Adam at LR,
+        criterion=("label_smoothed_cross_entropy", "--label-smoothing", "0.1"), model_args=None):
+    """fairseq-train of ``model_args`` (MODEL_ARGS by default) on FOLDER/bin
+    (``task_args``: --task and its options; ``criterion``: --criterion and
+    its options): Adam at LR,
     ``updates`` updates, the last checkpoint in FOLDER/ckpt, from the weights
     of ``restore`` (a checkpoint, or None: random initialisation) unless
     FOLDER/ckpt has a checkpoint to resume from. Its log FOLDER/train.log,
@@ -159,7 +171,7 @@ def fit(s, folder, task_args, updates, restore=None,
                    "--reset-meters", "--reset-lr-scheduler"]
     log = folder / "train.log"
     run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), *task_args,
-         *s.model_args.split(), "--criterion", *criterion,
+         *(model_args or s.model_args).split(), "--criterion", *criterion,
          "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
          "--lr-scheduler", "inverse_sqrt",
          "--warmup-updates", updates // 2 if updates < 2000 else 500,

@@ -37,6 +37,28 @@ def check_start(s):
         fail(f"MASS_UPDATES={s.mass_updates} pre-trains with the plugin's masked_s2s task, whose "
              f"model is transformer_mass: MODEL_ARGS has --arch {arch or '(none)'}; give "
              "MODEL_ARGS='--arch transformer_mass ...' (the default's sizes, with that --arch)")
+    if s.translator_mass_updates and s.mass_updates:
+        fail(f"TRANSLATOR_MASS_UPDATES={s.translator_mass_updates} and MASS_UPDATES="
+             f"{s.mass_updates}: with MASS_UPDATES the translator starts from the recipe's MASS "
+             "pre-training; set TRANSLATOR_MASS_UPDATES=0")
+    if s.translator_mass_updates and not s.translator_updates:
+        fail(f"TRANSLATOR_MASS_UPDATES={s.translator_mass_updates} starts the translator, which "
+             "TRANSLATOR_UPDATES=0 leaves out: give TRANSLATOR_UPDATES a number of updates")
+    if s.mass_updates or s.translator_mass_updates:
+        check_mass_text(s)
+
+
+def check_mass_text(s):
+    """Stop, before any work, where MONO_PREFIX is too short for MASS
+    pre-training and its held-out lines."""
+    for lang in (s.l1, s.l2):
+        with open(f"{s.mono_prefix}.{lang}", "rb") as f:
+            lines = sum(1 for _ in f)
+        if lines <= 2 * HELD_OUT:
+            name = "MASS_UPDATES" if s.mass_updates else "TRANSLATOR_MASS_UPDATES"
+            fail(f"{s.mono_prefix}.{lang} has {lines} lines: {name} pre-trains MASS on it, "
+                 f"which needs more than {2 * HELD_OUT} ({HELD_OUT} are held out for its "
+                 "validation loss)")
 
 
 def mass_data(s, folder):
@@ -45,11 +67,8 @@ def mass_data(s, folder):
     HELD_OUT lines of each for the validation loss."""
     for lang in (s.l1, s.l2):
         pieces(s, f"{s.mono_prefix}.{lang}", folder / f"all.{lang}")
-        lines = hold_out(folder / f"all.{lang}", folder / f"train.{lang}",
-                         folder / f"valid.{lang}", HELD_OUT)
-        if lines <= 2 * HELD_OUT:
-            fail(f"{s.mono_prefix}.{lang} has {lines} lines: MASS_UPDATES needs more than "
-                 f"{2 * HELD_OUT} ({HELD_OUT} are held out for its validation loss)")
+        hold_out(folder / f"all.{lang}", folder / f"train.{lang}", folder / f"valid.{lang}",
+                 HELD_OUT)
     shutil.rmtree(folder / "bin.tmp", ignore_errors=True)
     run([sys.executable, "-m", "mass_tools.binarize", "--destdir", folder / "bin.tmp",
          "--langs", f"{s.l1},{s.l2}", "--dict", s.work / "dict.txt", "--workers", "2",
@@ -58,11 +77,14 @@ def mass_data(s, folder):
     shutil.move(folder / "bin.tmp", folder / "bin")
 
 
-def mass_model(s):
-    """WORK_DIR/mass: MASS_UPDATES updates of masked_s2s pre-training (half
-    of each sentence masked, the paper's default), unless done; its last
-    checkpoint. Interrupted, it resumes from that checkpoint."""
-    folder = s.work / "mass"
+def mass_model(s, folder=None, updates=None, model_args=None, purpose="round 1"):
+    """FOLDER (WORK_DIR/mass by default): ``updates`` (MASS_UPDATES by
+    default) updates of masked_s2s pre-training of ``model_args``
+    (MODEL_ARGS by default; half of each sentence masked, the paper's
+    default), unless done; its last checkpoint. Interrupted, it resumes
+    from that checkpoint. ``purpose``: what it starts, for the progress line."""
+    folder = folder or s.work / "mass"
+    updates = updates or s.mass_updates
     last = folder / "ckpt/checkpoint_last.pt"
     if (folder / "ckpt/done").is_file():
         return last
@@ -70,11 +92,11 @@ def mass_model(s):
     if not (folder / "bin").is_dir():
         mass_data(s, folder)
     langs = f"{s.l1},{s.l2}"
-    progress(f"== MASS pre-training before round 1: {s.mass_updates} updates on "
+    progress(f"== MASS pre-training before {purpose}: {updates} updates on "
              f"{s.mono_prefix}.{{{langs}}}")
     fit(s, folder, ["--task", "masked_s2s", "--langs", langs, "--valid-subset",
                     f"valid.{s.l1},valid.{s.l2}", "--language-embeddings", "none"],
-        s.mass_updates, criterion=("masked_s2s_loss",))
+        updates, criterion=("masked_s2s_loss",), model_args=model_args)
     return last
 
 

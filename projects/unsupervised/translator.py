@@ -33,7 +33,8 @@ from projects.unsupervised.commands import (
     write_lines,
 )
 from projects.unsupervised.pipeline import translate
-from projects.unsupervised.repair_model import convert_ct2, fit, hold_out
+from projects.unsupervised.repair_model import convert_ct2, fit, hold_out, with_arch
+from projects.unsupervised.repair_start import mass_model
 from projects.unsupervised.repair_text import other, pieces
 from projects.unsupervised.scores import add_row, has_row, sacrebleu, start_table
 
@@ -42,12 +43,15 @@ HEADER = "system\tdirection\tBLEU\tchrF\tminutes\n"
 
 def pairs(s, folder, final, src, tgt):
     """FOLDER/SRC-TGT/{train,valid}.{SRC,TGT} in pieces: TGT's monolingual
-    text translated into SRC by the pipeline of round ``final``, next to
+    text translated into SRC by the pipeline of round ``final`` (once, in
+    WORK_DIR/translator/roundR for every start), next to
     itself; VALID_PREFIX's pairs (else the last 200 pairs held out)."""
     d = folder / f"{src}-{tgt}"
     d.mkdir(parents=True, exist_ok=True)
-    synthetic = folder / f"mono.{tgt}-{src}.{src}"
+    # the same for every start: in roundR, whichever folder the models are in
+    synthetic = s.work / f"translator/round{final}/mono.{tgt}-{src}.{src}"
     if not synthetic.is_file():
+        synthetic.parent.mkdir(parents=True, exist_ok=True)
         progress(f"== translator: {s.mono_prefix}.{tgt} into {src} by round {final}'s pipeline")
         translate(s, final, tgt, f"{s.mono_prefix}.{tgt}", f"{synthetic}.tmp", "mono")
         Path(f"{synthetic}.tmp").rename(synthetic)
@@ -66,6 +70,25 @@ def pairs(s, folder, final, src, tgt):
     Path(d / "bin.tmp").rename(d / "bin")
 
 
+def model_args(s):
+    """The translator's model options: MODEL_ARGS, as transformer_mass where
+    TRANSLATOR_MASS_UPDATES gives it a MASS start of its own."""
+    if s.translator_mass_updates:
+        return with_arch(s.model_args, "transformer_mass")
+    return s.model_args
+
+
+def start(s):
+    """The checkpoint both directions start from (None: random
+    initialisation), pre-trained first where TRANSLATOR_MASS_UPDATES asks."""
+    if s.mass_updates:
+        return s.work / "mass/ckpt/checkpoint_last.pt"
+    if s.translator_mass_updates:
+        n = s.translator_mass_updates
+        return mass_model(s, s.work / f"translator/mass{n}", n, model_args(s), "the translator")
+    return None
+
+
 def train(s, folder, final, src, tgt):
     """The SRC->TGT model, TRANSLATOR_UPDATES updates, unless done; its checkpoint."""
     d = folder / f"{src}-{tgt}"
@@ -74,11 +97,11 @@ def train(s, folder, final, src, tgt):
         return last
     if not (d / "bin").is_dir():
         pairs(s, folder, final, src, tgt)
-    start = "MASS" if s.mass_updates else "random initialisation"
-    progress(f"== translator {src}->{tgt}: {s.translator_updates} updates from {start}")
-    mass = s.work / "mass/ckpt/checkpoint_last.pt"
-    fit(s, d, ["--task", "translation", "-s", src, "-t", tgt], s.translator_updates,
-        mass if s.mass_updates else None)
+    restore = start(s)
+    label = "MASS" if restore else "random initialisation"
+    progress(f"== translator {src}->{tgt}: {s.translator_updates} updates from {label}")
+    fit(s, d, ["--task", "translation", "-s", src, "-t", tgt], s.translator_updates, restore,
+        model_args=model_args(s))
     return last
 
 
@@ -91,7 +114,7 @@ def decode(s, model, src, tgt, source, target, engine):
     if engine == "ctranslate2":
         ct2 = d / "ct2"
         if not (ct2 / "model.bin").is_file():
-            convert_ct2(s, model, ct2, d / "bin", (src, tgt))
+            convert_ct2(s, model, ct2, d / "bin", (src, tgt), model_args(s))
         run([sys.executable, "-m", "mass_tools.translate_ct2", "--model", ct2, "--spm",
              s.work / "spm.model", "--input", source, "--output", target,
              "--beam", s.score_beam, "--batch-size", "64", "--max-len-a", "1.2",
@@ -153,7 +176,8 @@ def csv_row(s, folder, final, minutes):
 def build(s, final):
     """The two models from round ``final``'s pipeline, scored on valid and,
     with SCORE_TEST=1, on the test set once."""
-    folder = s.work / f"translator/round{final}"
+    mass = f"-mass{s.translator_mass_updates}" if s.translator_mass_updates else ""
+    folder = s.work / f"translator/round{final}{mass}"
     folder.mkdir(parents=True, exist_ok=True)
     clock = Clock(folder)
     for src in (s.l1, s.l2):
