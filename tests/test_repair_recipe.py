@@ -193,7 +193,9 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     monolingual text; MASS_UPDATES: round 1 starts from the plugin's
     masked_s2s pre-training on the monolingual text of both languages (the
     repair model's own architecture, no language embeddings); SCORE_TEST=0
-    scores valid alone, as a comparison of settings must."""
+    scores valid alone, as a comparison of settings must; the translator
+    starts from that MASS, or (TRANSLATOR_MASS_UPDATES, where the rounds are
+    fairseq's transformer) from MASS pre-training of its own."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for lang in ("en", "fr"):
@@ -292,6 +294,7 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
         assert len(lines) == 8 and "▁" not in "".join(lines)
     assert "exported en->fr" in (folder / "en-fr/ct2.log").read_text()
     assert (folder / "translator.csv").is_file()
+
 
 def test_one_sitting_builds_the_in_domain_text_once_and_runs_the_recipe_on_the_corpora(
         tmp_path, monkeypatch):
