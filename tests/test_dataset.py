@@ -172,6 +172,21 @@ def test_feed_reaches_the_dataset_and_only_masked_tokens_are_counted(mono_data):
         assert b["target"].size(1) > a["target"].size(1)
 
 
+def test_reconstruct_sentence_reaches_the_dataset_and_counts_every_token(mono_data):
+    data_dir, _, _ = mono_data
+    plain = make_task(data_dir)
+    whole = make_task(data_dir, reconstruct_sentence=True)
+    for task in (plain, whole):
+        task.load_dataset("train")
+    pad = whole.source_dictionary.pad()
+    for a, b in zip(batches(plain), batches(whole)):
+        assert torch.equal(a["net_input"]["src_tokens"], b["net_input"]["src_tokens"])
+        # every token of every sentence is a target, and counted
+        lengths = b["net_input"]["src_lengths"]
+        assert torch.equal(b["target"].ne(pad).sum(1), lengths)
+        assert b["ntokens"] == int(lengths.sum()) > a["ntokens"]
+
+
 def test_ratio_zero_predicts_one_token_per_sentence(mono_data):
     data_dir, _, _ = mono_data
     task = make_task(data_dir, mask_ratio=0.0)

@@ -192,6 +192,18 @@ def test_feed_gives_the_decoder_the_whole_sentence_and_predicts_only_the_masked(
         assert (np.delete(fed.target, masked) == PAD).all()
 
 
+def test_reconstruct_sentence_feeds_the_whole_sentence_and_predicts_every_token():
+    tokens = sentence(12)
+    for seed in range(20):
+        plain = mask(tokens, seed=seed)
+        whole = mask(tokens, seed=seed, reconstruct_sentence=True)
+        # the same encoder input as MASS: only the decoder side changes
+        assert np.array_equal(whole.source, plain.source)
+        assert np.array_equal(whole.prev_output_tokens, np.append(EOS, tokens[:-1]))
+        assert np.array_equal(whole.target, tokens)
+        assert whole.positions.tolist() == list(range(1, 13))
+
+
 @pytest.mark.parametrize("offsets", [[3, 4, 5], [0, 1, 2], [5, 3, 4], [0, 2, 1, 3], [2, 7]])
 def test_given_offsets_in_any_order_line_up_targets_and_decoder_inputs(offsets):
     # contiguous spans take a faster path (slices) than other offset sets

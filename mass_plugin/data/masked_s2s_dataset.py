@@ -210,8 +210,9 @@ class MaskedS2SDataset(FairseqDataset):
         batch = {
             "id": ids,
             "nsentences": len(samples),
-            # the loss is over masked tokens only, so they are what we count
-            # (with feed_unmasked the other targets are padding too)
+            # the loss is over the targets that are not padding, so they are
+            # what we count: the masked tokens (with feed_unmasked the other
+            # targets are padding), or every token with reconstruct_sentence
             "ntokens": int(target.ne(pad).sum()),
             "net_input": {
                 "src_tokens": merge("source"),

@@ -20,6 +20,12 @@ span is predicted (the other targets are padding)::
 
     decoder in: </s> x1 x2 x3 x4 x5     target: pad pad x3 x4 x5 pad
     positions:    1  2  3  4  5  6
+
+``reconstruct_sentence=True`` keeps that decoder input and makes every token
+a target: the whole sentence is reconstructed from MASS's encoder input, as
+a denoising auto-encoder does from its noised input::
+
+    decoder in: </s> x1 x2 x3 x4 x5     target: x1 x2 x3 x4 x5 x6
 """
 
 from dataclasses import dataclass
@@ -155,6 +161,7 @@ def mask_sentence(
     span_start: str = "uniform",
     mask_mode: str = "span",
     feed_unmasked: bool = False,
+    reconstruct_sentence: bool = False,
     pad_idx: int = 1,
     offsets: Optional[np.ndarray] = None,
 ) -> MaskedSentence:
@@ -178,6 +185,9 @@ def mask_sentence(
         feed_unmasked: the "feed" ablation: the decoder input is the whole
             sentence (see module docstring); targets outside the masked
             positions are ``pad_idx``.
+        reconstruct_sentence: the decoder input is the whole sentence, as
+            with ``feed_unmasked``, and every token is a target (see module
+            docstring).
         pad_idx: index of ``<pad>`` (only used with ``feed_unmasked``).
         offsets: the 0-based offsets of the tokens to predict, instead of
             drawing them (tests).
@@ -204,9 +214,12 @@ def mask_sentence(
     if first is None:
         source[span] = replaced
 
-    if feed_unmasked:
-        target = np.full(m, pad_idx, dtype=np.int64)
-        target[span] = tokens[span]
+    if feed_unmasked or reconstruct_sentence:
+        if reconstruct_sentence:
+            target = tokens.copy()
+        else:
+            target = np.full(m, pad_idx, dtype=np.int64)
+            target[span] = tokens[span]
         return MaskedSentence(
             source=source,
             prev_output_tokens=np.concatenate(([bos_idx], tokens[:-1])),

@@ -84,6 +84,14 @@ class MaskedS2SConfig(FairseqDataclass):
             "the loss stays on the masked tokens"
         },
     )
+    reconstruct_sentence: bool = field(
+        default=False,
+        metadata={
+            "help": "the decoder input is the whole sentence (as --feed-unmasked) "
+            "and the decoder predicts every token of it, not only the masked "
+            "ones: a denoising auto-encoder whose noise is MASS's encoder masking"
+        },
+    )
     decoder_mask_prob: float = field(
         default=0.0,
         metadata={
@@ -282,6 +290,7 @@ class MaskedS2STask(FairseqTask):
             span_start=str(self.cfg.span_start),
             mask_mode=str(self.cfg.mask_mode),
             feed_unmasked=self.cfg.feed_unmasked,
+            reconstruct_sentence=self.cfg.reconstruct_sentence,
             pad_idx=self.dictionary.pad(),
             decoder_mask_prob=self.cfg.decoder_mask_prob,
             decoder_random_token_prob=self.cfg.decoder_random_token_prob,

@@ -7,7 +7,9 @@ number of updates on the parallel pairs, translate the test set and score it:
 * the span length sweep: ``--mask-ratio`` r for each r of ``--ratios`` (0 is
   the end point k = 1, BERT-like; 1 is k = m, a language model);
 * the ablations at each ``--ablation-ratio``: ``discrete`` (k tokens anywhere,
-  not one span), ``feed`` (the decoder also sees the tokens the encoder saw)
+  not one span), ``feed`` (the decoder also sees the tokens the encoder saw),
+  ``whole`` (fed as ``feed``, the decoder predicts every token of the
+  sentence: MASS's encoder masking with a denoising auto-encoder's target)
   and ``original`` (the original MASS code's four choices together: the
   decoder kept from the ``[MASK]`` states, spans favouring the sentence's
   ends, XLM's embeddings, noise in the decoder's input);
@@ -19,7 +21,8 @@ number of updates on the parallel pairs, translate the test set and score it:
 Measured per point: the masked-span perplexity of the pre-trained model on
 the held-out monolingual text (with its own masking and with a 50% span, so
 that points can be compared), the fine-tuned model's validation perplexity,
-and sacreBLEU / chrF on the test set. Writes ``results.csv`` and
+and sacreBLEU / chrF on the test set (``--score-on valid``: the valid set,
+to choose and analyse on). Writes ``results.csv`` and
 ``results.png`` in ``--work-dir``. Finished points are not recomputed: run the
 same command again after an interruption (an interrupted training resumes
 from its last checkpoint), or with more points to add them.
@@ -65,13 +68,14 @@ PRESETS = {
 # the masking every point is also measured with: one uniform 50% span, clean
 # decoder input
 SPAN50 = {"mask_ratio": 0.5, "mask_mode": "span", "feed_unmasked": False,
+          "reconstruct_sentence": False,
           "span_start": "uniform", "decoder_mask_prob": 0.0, "decoder_random_token_prob": 0.0}
 
 
 @dataclass
 class Point:
     name: str
-    kind: str  # mass | discrete | feed | original | none | dae | bert_lm
+    kind: str  # mass | discrete | feed | whole | original | none | dae | bert_lm
     ratio: float = None
 
 
@@ -90,7 +94,7 @@ def build_parser():
     parser.add_argument("--ratios", default="0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1",
                         help="--mask-ratio values of the sweep (0: k=1, 1: k=m)")
     parser.add_argument("--ablations", default="discrete,feed",
-                        help="any of discrete,feed,original (empty for none)")
+                        help="any of discrete,feed,whole,original (empty for none)")
     parser.add_argument("--ablation-ratio", default="0.5",
                         help="the --mask-ratio of the ablations; comma-separated for several")
     parser.add_argument("--baselines", default="none,dae,bert_lm",
@@ -108,6 +112,9 @@ def build_parser():
                        ("vocab-size", int)):
         parser.add_argument(f"--{name}", type=kind, default=None)
     parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--score-on", choices=("test", "valid"), default="test",
+                        help="the set each point is translated and scored on: valid to "
+                        "choose and analyse, test for a final number, once")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=None,
                         help="points trained at the same time, each with its share of "
@@ -152,7 +159,8 @@ def check_points(parser, args):
         parser.error("mask ratios must be in [0, 1]")
     args.ablations = [a for a in args.ablations.split(",") if a]
     args.baselines = [b for b in args.baselines.split(",") if b]
-    for flag, given, known in (("--ablations", args.ablations, ("discrete", "feed", "original")),
+    for flag, given, known in (("--ablations", args.ablations,
+                                ("discrete", "feed", "whole", "original")),
                                ("--baselines", args.baselines, ("none", "dae", "bert_lm"))):
         unknown = sorted(set(given) - set(known))
         if unknown:
@@ -196,6 +204,7 @@ def measure_point(runner, point, pdir, label):
                                             a.seed, SPAN50)
     checkpoint, row["finetune_valid_ppl"] = runner.finetune(init, pdir)
     row["bleu"], row["chrf"] = runner.translate(checkpoint, pdir)
+    row["scored_on"] = runner.args.score_on
     row["total_seconds"] = round(time.time() - start)
     (pdir / "result.json").write_text(json.dumps(row, indent=1) + "\n")
     progress(f"{label}: BLEU {row['bleu']}, fine-tuned valid ppl "

@@ -6,13 +6,15 @@ import csv
 from projects.quiet_logs import quiet_logs
 
 CSV_FIELDS = ["point", "kind", "mask_ratio", "ppl_own_masking", "ppl_span50",
-              "finetune_valid_ppl", "bleu", "chrf", "pretrain_seconds", "total_seconds"]
+              "finetune_valid_ppl", "bleu", "chrf", "scored_on", "pretrain_seconds",
+              "total_seconds"]
 PANELS = [("ppl_span50", "masked-span ppl, 50% span (pre-trained)"),
           ("ppl_own_masking", "masked-span ppl, own masking (pre-trained)"),
           ("finetune_valid_ppl", "valid ppl after fine-tuning"),
-          ("bleu", "test BLEU after fine-tuning")]
+          ("bleu", "BLEU after fine-tuning")]
 # the ablations are single points at their ratio, the baselines horizontal lines
-MARKERS = {"discrete": ("X", "tab:red"), "feed": ("^", "tab:green")}
+MARKERS = {"discrete": ("X", "tab:red"), "feed": ("^", "tab:green"),
+           "whole": ("s", "tab:brown")}
 LINES = {"none": "tab:gray", "dae": "tab:purple", "bert_lm": "tab:orange"}
 
 

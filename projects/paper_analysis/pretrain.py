@@ -29,10 +29,11 @@ LANGUAGE_MODEL = MASS + ["--mask-ratio", "1", "--random-token-prob", "0",
 def pretrain_point(runner, point, pdir):
     """Pre-train ``point`` in ``pdir``; the checkpoint to fine-tune from, or
     None for random initialisation (the ``none`` baseline)."""
-    if point.kind in ("mass", "discrete", "feed", "original"):
+    if point.kind in ("mass", "discrete", "feed", "whole", "original"):
         extra = MASS + ["--mask-ratio", str(point.ratio)]
         extra += {"discrete": ["--mask-mode", "discrete"], "feed": ["--feed-unmasked"],
-                  "original": ORIGINAL}.get(point.kind, [])
+                  "whole": ["--reconstruct-sentence"], "original": ORIGINAL,
+                  }.get(point.kind, [])
         runner.pretrain(pdir / "pretrain", pdir / "pretrain.log", extra,
                         f"{point.name}: MASS pre-training")
         return pdir / "pretrain" / "checkpoint_last.pt"

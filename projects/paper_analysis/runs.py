@@ -12,9 +12,9 @@ ARCH = "transformer_mass"
 # what makes two runs comparable: a work dir keeps one of each
 SIGNATURE = ("layers", "dim", "ffn", "heads", "pretrain_updates", "finetune_updates",
              "max_tokens", "lr", "warmup", "vocab_size", "seed", "langs", "pair", "beam",
-             "embedding_style")
+             "embedding_style", "score_on")
 # what a work dir made before a setting existed holds
-LEGACY = {"embedding_style": "fairseq"}
+LEGACY = {"embedding_style": "fairseq", "score_on": "test"}
 
 
 class Runner(RecipeRunner):
@@ -110,15 +110,17 @@ class Runner(RecipeRunner):
         return save_dir / "checkpoint_last.pt", finetune_valid_ppl(log)
 
     def translate(self, checkpoint, pdir):
-        """Translate the test set and score it: BLEU and chrF."""
+        """Translate the set of ``--score-on`` (test, or valid) and score it:
+        BLEU and chrF."""
         a = self.args
-        scores = pdir / "test.scores"
+        subset = a.score_on
+        scores = pdir / f"{subset}.scores"
+        log = pdir / ("generate.log" if subset == "test" else f"generate-{subset}.log")
         self.recipe(
-            "generate.sh", pdir / "generate.log", "translating the test set",
+            "generate.sh", log, f"translating the {subset} set",
             DATA_BIN=self.data_bin, CHECKPOINT=checkpoint, SRC=a.src, TGT=a.tgt,
-            SUBSET="test", REFERENCE=Path(a.raw_dir).resolve() / f"test.{a.tgt}",
-            OUTPUT=pdir / f"test.{a.src}-{a.tgt}.txt", BEAM=a.beam, SCORES=scores,
+            SUBSET=subset, REFERENCE=Path(a.raw_dir).resolve() / f"{subset}.{a.tgt}",
+            OUTPUT=pdir / f"{subset}.{a.src}-{a.tgt}.txt", BEAM=a.beam, SCORES=scores,
             EXTRA_ARGS="--num-workers 0")
         bleu, chrf = scores.read_text().split()
         return float(bleu), float(chrf)
-
