@@ -3,6 +3,8 @@
 # model over English and French, MASS pre-training, en->fr fine-tuning,
 # translation of the test set, sacreBLEU. About 16 minutes on 2 CPU cores.
 #   bash examples/quickstart.sh            (from anywhere: the data is beside it)
+# PRETRAIN_UPDATES=0 is the control: the same fine-tuning and translation from
+# random initialisation, no pre-training.
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
@@ -28,14 +30,20 @@ start=$SECONDS
 echo "== 1/4 data: subwords and binarized data in $WORK_DIR"
 RAW_DIR=$RAW_DIR WORK_DIR=$WORK_DIR VOCAB_SIZE=4000 bash "$here/prepare_data.sh"
 
-echo "== 2/4 MASS pre-training on English and French monolingual text"
-DATA_BIN=$WORK_DIR/data-bin SAVE_DIR=$WORK_DIR/checkpoints/pretrain MASK_RATIO=$MASK_RATIO \
-    MAX_TOKENS=2048 TOKENS_PER_UPDATE=2048 LR=0.001 WARMUP=300 \
-    MAX_UPDATE=$PRETRAIN_UPDATES VALIDATE_EVERY=400 EXTRA_ARGS="$MODEL_ARGS" \
-    bash "$here/pretrain.sh"
+if [ "$PRETRAIN_UPDATES" -gt 0 ]; then
+    echo "== 2/4 MASS pre-training on English and French monolingual text"
+    DATA_BIN=$WORK_DIR/data-bin SAVE_DIR=$WORK_DIR/checkpoints/pretrain MASK_RATIO=$MASK_RATIO \
+        MAX_TOKENS=2048 TOKENS_PER_UPDATE=2048 LR=0.001 WARMUP=300 \
+        MAX_UPDATE=$PRETRAIN_UPDATES VALIDATE_EVERY=400 EXTRA_ARGS="$MODEL_ARGS" \
+        bash "$here/pretrain.sh"
+    pretrained=$WORK_DIR/checkpoints/pretrain/checkpoint_best.pt
+else
+    echo "== 2/4 no pre-training (PRETRAIN_UPDATES=0): fine-tuning from random initialisation"
+    pretrained=""
+fi
 
 echo "== 3/4 fine-tuning en->fr on the bundled pairs"
-DATA_BIN=$WORK_DIR/data-bin PRETRAINED=$WORK_DIR/checkpoints/pretrain/checkpoint_best.pt \
+DATA_BIN=$WORK_DIR/data-bin PRETRAINED=$pretrained \
     SAVE_DIR=$WORK_DIR/checkpoints/ft-en-fr MAX_TOKENS=2048 TOKENS_PER_UPDATE=2048 \
     LR=0.001 WARMUP=300 MAX_UPDATE=$FINETUNE_UPDATES EXTRA_ARGS="$MODEL_ARGS" \
     bash "$here/finetune_nmt.sh"

@@ -39,6 +39,16 @@ def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
     assert pretrained["cfg"]["task"]["mask_ratio"] == 1.0
 
 
+def test_quickstart_without_pre_training_fine_tunes_from_random_initialisation(tmp_path):
+    """PRETRAIN_UPDATES=0, the quickstart's control: no pre-training, the same
+    fine-tuning and translation."""
+    control = tmp_path / "control"
+    log = bash("quickstart.sh", WORK_DIR=control, PRETRAIN_UPDATES=0, FINETUNE_UPDATES=4)
+    assert "== 2/4 no pre-training" in log and "loading pretrained model from" not in log
+    assert not (control / "checkpoints/pretrain").exists()
+    assert re.search(r"^\s*BLEU\|nrefs:1.* = [\d.]+ ", log, flags=re.M)
+
+
 def test_hub_devices_translates_the_quickstart_model_on_every_device_there_is(quickstart,
                                                                            tmp_path):
     """benchmarks/hub_devices.py (a step of benchmarks/gpu_check.sh): the CPU
