@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stage 1: raw text -> one joint subword model -> binarized data, one dictionary.
 # Inputs in RAW_DIR: mono.LANG and mono.valid.LANG for each language, and the
-# pairs train/valid/test.SRC and .TGT. Output: DATA_BIN (for masked_s2s and
-# translation) and SPM_MODEL. Override any variable from the environment.
+# pairs train/valid/test.SRC and .TGT where there are any (mass-fetch-wmt
+# writes no train pair). Output: DATA_BIN (for masked_s2s and translation)
+# and SPM_MODEL. Override any variable from the environment.
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
@@ -36,9 +37,18 @@ done
 echo "== binarizing into $DATA_BIN"
 pair_args=()
 if [ -n "$PAIR" ]; then
-    pair_args=(--pair "$PAIR" --train "$WORK_DIR/spm/train")
-    [ -f "$WORK_DIR/spm/valid.${PAIR%-*}" ] && pair_args+=(--valid "$WORK_DIR/spm/valid")
-    [ -f "$WORK_DIR/spm/test.${PAIR%-*}" ] && pair_args+=(--test "$WORK_DIR/spm/test")
+    # each of train, valid, test is binarized where RAW_DIR has it: monolingual
+    # data (mass-fetch-wmt's) has no train.* pair, only valid/test sets or none
+    for split in train valid test; do
+        if [ -f "$WORK_DIR/spm/$split.${PAIR%-*}" ]; then
+            pair_args+=("--$split" "$WORK_DIR/spm/$split")
+        fi
+    done
+    if [ "${#pair_args[@]}" -gt 0 ]; then
+        pair_args=(--pair "$PAIR" "${pair_args[@]}")
+    else
+        echo "== no train, valid or test pair of $PAIR in $RAW_DIR: monolingual data only"
+    fi
 fi
 python -m mass_tools.binarize --destdir "$DATA_BIN" --langs "$LANGS" \
     --mono-train "$WORK_DIR/spm/mono.{lang}" --mono-valid "$WORK_DIR/spm/mono.valid.{lang}" \

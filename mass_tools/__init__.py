@@ -10,6 +10,9 @@ Preparing data (the general pipeline, raw text to fairseq's binarized files):
   binarize           mass-binarize          monolingual and parallel sets, ONE dictionary
   select_in_domain   mass-select-in-domain  in-domain lines of a general corpus
   fetch_wmt          mass-fetch-wmt         WMT News Crawl and a newstest set
+  download           mass-download          resumable, checked download of one file
+  sample_pairs       mass-sample-pairs      seeded, nested samples of a parallel corpus
+  extract_xsum       mass-extract-xsum      XSum's articles and summaries by split
   tokens_per_update  mass-tokens-per-update predicted span tokens per MASS update
 
 Looking at outputs, and serving:
