@@ -7,6 +7,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -73,28 +74,214 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     assert "2 steps" in profile and "aten::" in profile
 
 
-def test_gpu_check_lists_its_steps_and_refuses_to_run_without_a_gpu(tmp_path):
-    script = str(REPO / "benchmarks/gpu_check.sh")
-    dry = subprocess.run(["bash", script, str(tmp_path / "dry")], cwd=REPO,
-                         env={**cli_env(), "DRY_RUN": "1"}, capture_output=True, text=True)
+GPU_CHECK = str(REPO / "benchmarks/gpu_check.sh")
+DEFAULT_STEPS = ["tests", "quickstart", "hub", "base_fp16", "base_bf16", "ranks_fp16",
+                 "ranks_bf16", "online"]
+LISTED = re.compile(r"^(\w+) \(limit (\d+) s, expected (\d+) s, phase (\d+)(, warm)?\): (.*)$",
+                    re.M)
+
+
+def gpu_check_dry_run(out, steps=None):
+    env = {**cli_env(), "DRY_RUN": "1", **({"STEPS": steps} if steps else {})}
+    return subprocess.run(["bash", GPU_CHECK, str(out)], cwd=REPO, env=env,
+                          capture_output=True, text=True)
+
+
+def test_gpu_check_lists_its_steps_within_the_budget_and_refuses_to_run_without_a_gpu(
+        tmp_path):
+    """The dry run: each default step with its limit, expected duration and
+    command; every limit at least 1.33x the expected duration; the limits on
+    the critical path (the longest of each phase, with the runner's 15 s
+    start and 3 s to end a cut step) within 8 minutes; one pytest process for
+    every GPU test; at most 8 files in the output folder."""
+    dry = gpu_check_dry_run(tmp_path / "dry")
     assert dry.returncode == 0, dry.stderr
-    steps = ["tests", "quickstart", "hub", "ranks", "online", "base_fp16", "base_bf16",
-             "benchmark"]
-    listed = re.findall(r"^(\w+) \((\d+) s\): ", dry.stdout, flags=re.M)
-    assert [name for name, _ in listed] == steps
-    assert sum(int(limit) for _, limit in listed) <= 9.5 * 60
+    listed = LISTED.findall(dry.stdout)
+    assert [name for name, *_ in listed] == DEFAULT_STEPS
+    longest = {}
+    for name, limit, expected, phase, warm, command in listed:
+        assert int(limit) >= 1.33 * int(expected), name
+        longest[phase] = max(longest.get(phase, 0), int(limit))
+    assert 15 + sum(limit + 3 for limit in longest.values()) <= 8 * 60
+    assert len(longest) == len(listed) - 1  # only the tests and the quickstart side by side
+    assert {name for name, *_, warm, _ in listed if warm} == {"hub", "base_fp16", "base_bf16"}
+    pytest_steps = [(name, command) for name, *_, command in listed
+                    if re.search(r"-m pytest\b", command)]
+    assert len(pytest_steps) == 1 and pytest_steps[0][0] == "tests"
+    words = pytest_steps[0][1].split()
+    assert words[words.index("python"):words.index("pytest") + 1] == ["python", "-u", "-m",
+                                                                      "pytest"]
+    assert " -m gpu -n 0 " in pytest_steps[0][1] and words[-1] == "tests"  # every file
+    assert not re.search(r"&&|;|\|", pytest_steps[0][1])  # one command, one process
+    files = re.search(r"^output files: (.*)$", dry.stdout, re.M).group(1).split(", ")
+    assert len(files) <= 8 and "summary.md" in files
+    assert "warning" not in dry.stdout
+    assert sorted(p.name for p in (tmp_path / "dry").iterdir()) == ["summary.md"]
     summary = (tmp_path / "dry/summary.md").read_text()
-    assert all(f"| {step} | not run (dry run) |" in summary for step in steps)
-    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py",
-                        "benchmarks/two_ranks.py"):
+    assert all(f"| {step} | not run (dry run) |" in summary for step in DEFAULT_STEPS)
+    for script_name in ("benchmarks/hub_devices.py", "benchmarks/two_ranks.py",
+                        "examples/quickstart.sh", "projects/unsupervised/online_bt.sh"):
         assert script_name in dry.stdout
+    if not torch.cuda.is_available():
+        real = subprocess.run(["bash", GPU_CHECK, str(tmp_path / "real")], cwd=REPO,
+                              env=cli_env(), capture_output=True, text=True)
+        assert real.returncode == 3 and "no CUDA GPU here" in real.stderr
+
+
+def test_gpu_check_keeps_the_benchmark_for_a_call_of_its_own(tmp_path):
+    """STEPS=benchmark fits the budget alone; STEPS=all passes it and says
+    so; an unknown step is refused by name."""
+    alone = gpu_check_dry_run(tmp_path / "alone", "benchmark")
+    listed = LISTED.findall(alone.stdout)
+    assert [name for name, *_ in listed] == ["benchmark"] and "warning" not in alone.stdout
+    assert "benchmarks/benchmark.py --device cuda" in listed[0][-1]
+    every = gpu_check_dry_run(tmp_path / "all", "all")
+    assert [name for name, *_ in LISTED.findall(every.stdout)] == DEFAULT_STEPS + ["benchmark"]
+    assert re.search(r"^warning: .* past the 480 s budget", every.stdout, re.M)
+    files = re.search(r"^output files: (.*)$", every.stdout, re.M).group(1).split(", ")
+    assert len(files) <= 8
+    wrong = gpu_check_dry_run(tmp_path / "wrong", "hub,bogus")
+    assert wrong.returncode != 0 and "unknown step(s) bogus" in wrong.stderr
+    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py",
+                        "benchmarks/two_ranks.py", "benchmarks/gpu_check.py"):
         help_out = subprocess.run([sys.executable, script_name, "--help"], cwd=REPO,
                                   env=cli_env(), capture_output=True, text=True)
         assert help_out.returncode == 0, help_out.stderr
-    if not torch.cuda.is_available():
-        real = subprocess.run(["bash", script, str(tmp_path / "real")], cwd=REPO,
-                              env=cli_env(), capture_output=True, text=True)
-        assert real.returncode == 3 and "no CUDA GPU here" in real.stderr
+
+
+def test_gpu_check_table_rules_catch_a_short_limit_and_an_over_budget_plan():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from dataclasses import replace
+
+    from gpu_check import plan, problems, select
+
+    steps = select(plan("/out", "/work"), "default")
+    assert problems(steps) == []
+    short = [replace(s, limit_s=int(1.2 * s.expected_s)) if s.name == "hub" else s
+             for s in steps]
+    assert problems(short) == ["hub: limit 10 s is under 1.33x its expected 9 s"]
+    longer = [replace(s, limit_s=s.limit_s + 20) if s.name == "online" else s for s in steps]
+    assert any("past the 480 s budget" in p for p in problems(longer))
+    beside = [replace(s, phase=1) if s.name == "hub" else s for s in steps]
+    assert "phase 1: a warm step must run alone" in problems(beside)
+
+
+def test_gpu_check_runner_tees_cuts_forks_warm_steps_and_writes_rows_as_they_end(tmp_path):
+    """The runner on the CPU with a tiny table: two steps side by side, one
+    cut at its 3 s limit (its first line kept, the next step started); warm
+    steps in forks of the runner, which imported fairseq (the pretrain_base
+    preset trains 2 updates of a tiny model there); a failure's message in
+    its row; a step whose input an earlier step did not make."""
+    lines = synthetic_sentences(60, 200)
+    binarize_splits(tmp_path, {"train": lines, "valid": lines[:20]})
+    (tmp_path / "probe.py").write_text(
+        "import os, sys\n"
+        "print('warm', 'fairseq_cli.hydra_train' in sys.modules, os.getppid() == "
+        "int(os.environ['RUNNER_PID']))\n")
+    (tmp_path / "fail.py").write_text("import sys\nsys.exit('error: no such file: x.txt')\n")
+    hydra = ["fairseq-hydra-train", "--config-dir", str(REPO / "mass_plugin/config"),
+             "--config-name", "pretrain_base", f"common.user_dir={REPO / 'mass_plugin'}",
+             f"task.data={tmp_path}", "common.cpu=true", "common.fp16=false",
+             "model._name=transformer_mass_tiny", "optimization.max_update=2",
+             "optimization.update_freq=[1]", "dataset.max_tokens=500",
+             "dataset.num_workers=0", "checkpoint.no_save=true", "common.log_interval=1",
+             f"checkpoint.save_dir={tmp_path / 'base'}"]
+    table = [
+        ("slow", 1, 2, 3, "a.log", ["python", "-u", "-c",
+                                     "import time; print('first line'); time.sleep(60)"], False),
+        ("side", 1, 2, 30, "b.log", ["python", "-c", "print('side by side')"], False),
+        ("probe", 2, 2, 60, "b.log", ["python", str(tmp_path / "probe.py")], True),
+        ("base_cpu", 3, 30, 240, "b.log", hydra, True),
+        ("fails", 4, 2, 60, "b.log", ["python", str(tmp_path / "fail.py")], True),
+        ("after", 5, 2, 60, "b.log", ["python", "-c", "print(1)"], False),
+    ]
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        f"import os, sys\nsys.path.insert(0, {str(REPO / 'benchmarks')!r})\n"
+        "import dataclasses\nfrom gpu_check import Step\nfrom gpu_check_run import run\n"
+        "os.environ['RUNNER_PID'] = str(os.getpid())\n"
+        f"steps = [Step(n, p, e, lim, 'test', log, tuple(c), warm=w) for n, p, e, lim, log, c, w "
+        f"in {table!r}]\n"
+        f"steps[-1] = dataclasses.replace(steps[-1], needs={str(tmp_path / 'none.pt')!r})\n"
+        f"sys.exit(run(steps, {str(tmp_path / 'out')!r}, 'a test'))\n")
+    (tmp_path / "out").mkdir()
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-u", str(driver)], cwd=REPO, env=cli_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert time.monotonic() - started < 300
+    rows = re.findall(r"^\| (\w+) \| ([^|]*) \| ([^|]*) \|[^|]*\|[^|]*\| (.*) \|$",
+                      (tmp_path / "out/summary.md").read_text(), re.M)
+    rows = rows[1:]  # after the header
+    by_name = {name: (result, took, measured) for name, result, took, measured in rows}
+    assert [name for name, *_ in rows] == ["side", "slow", "probe", "base_cpu", "fails",
+                                           "after"]  # in the order they ended
+    assert by_name["slow"][0] == "cut at its 3 s limit" and int(by_name["slow"][1][:-2]) < 10
+    assert by_name["side"][0] == by_name["probe"][0] == by_name["base_cpu"][0] == "passed"
+    assert "num_updates 2" in by_name["base_cpu"][2] and "done training in" in by_name[
+        "base_cpu"][2]
+    assert by_name["fails"][0] == "failed (exit 1)"
+    assert by_name["fails"][2] == "error: no such file: x.txt"
+    assert by_name["after"][0].startswith("not run: no ") and "none.pt" in by_name["after"][0]
+    assert (tmp_path / "out/a.log").read_text().splitlines()[1] == "first line"
+    log = (tmp_path / "out/b.log").read_text()
+    assert "side by side" in log and "warm True True" in log and "no such file: x.txt" in log
+    assert "[slow] first line" in proc.stdout  # teed to the console too
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.log", "b.log",
+                                                                   "summary.md"]
+
+
+def test_gpu_check_rows_say_what_each_step_measured():
+    """The summary's "measured" cell, from lines as each tool prints them."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from gpu_check import plan
+    from gpu_check_run import measured
+
+    steps = {s.name: s for s in plan("/out", "/work")}
+    outputs = {
+        "tests": ["tests/test_gpu.py::test_a[cuda-fp16] PASSED", "GPU-CHECK FAILED "
+                  "tests/test_gpu.py::test_b[cuda-fp16] (call): AssertionError: [0.1, 0.9]",
+                  "==== 1 failed, 10 passed, 381 deselected in 95.20s ===="],
+        "quickstart": ["== en->fr test: 300 sentences", "BLEU|nrefs:1|tok:13a = 2.25 20.1/3.5"],
+        "hub": ["cpu float32: 16/16 equal to the CPU's, 3.1 sentences/s (beam 5)",
+                "NVIDIA H200 float16: 15/16 equal to the CPU's, 17.3 sentences/s (beam 5)"],
+        "ranks_bf16": ["cuda bf16: 24 updates, largest loss gap 0.0100 (tolerance 0.05)"],
+        "base_fp16": ["epoch 001 | loss 9.1 | wps 1200.5 | ups 1.9 | num_updates 20",
+                      "done training in 12.3 seconds"],
+        "online": ["direction  BLEU  chrF", "en-fr      0.52  12.1", "fr-en      0.61  13.0"],
+        "benchmark": ["", "Targets", "  masked_s2s 0.5 fp16 / denoising: 1.38x", "",
+                      "# total 150 s"],
+    }
+    cells = {name: measured(steps[name], lines, True) for name, lines in outputs.items()}
+    assert cells == {
+        "tests": "1 failed, 10 passed, 381 deselected in 95.20s; tests/test_gpu.py::test_b["
+                 "cuda-fp16] (call): AssertionError: [0.1, 0.9]",
+        "quickstart": "BLEU|nrefs:1|tok:13a = 2.25",
+        "hub": "NVIDIA H200 float16: 15/16 equal to the CPU's, 17.3 sentences/s (beam 5)",
+        "ranks_bf16": "cuda bf16: 24 updates, largest loss gap 0.0100 (tolerance 0.05)",
+        "base_fp16": "wps 1200.5 ups 1.9 num_updates 20 done training in 12.3 s",
+        "online": "en-fr 0.52 12.1; fr-en 0.61 13.0",
+        "benchmark": "masked_s2s 0.5 fp16 / denoising: 1.38x"}
+    crashed = ["Traceback (most recent call last):", "RuntimeError: CUDA error: out of memory",
+               "  next line"]
+    assert measured(steps["hub"], crashed, False) == "RuntimeError: CUDA error: out of memory"
+
+
+def test_gpu_check_report_prints_a_failure_as_it_happens(tmp_path):
+    """The tests step's pytest plugin: the failing test's message comes
+    before the next test runs, so a step cut later still has it."""
+    (tmp_path / "test_two.py").write_text(
+        "def test_first():\n    assert 1 + 1 == 3, 'arithmetic-broke-here'\n\n"
+        "def test_second():\n    print('second ran')\n")
+    env = {**cli_env(), "PYTHONPATH": str(REPO / "benchmarks")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-s", "-p", "no:cacheprovider",
+                           "-p", "gpu_check_report", "-o", "addopts=", "test_two.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout
+    line = re.search(r"^GPU-CHECK FAILED (.*)$", proc.stdout, re.M)
+    assert line and line.group(1).startswith("test_two.py::test_first (call): AssertionError: "
+                                              "arithmetic-broke-here")
+    assert line.start() < proc.stdout.index("second ran")
 
 
 def test_gpu_busy_share_counts_kernels_not_the_annotation_ranges():
