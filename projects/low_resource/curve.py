@@ -80,7 +80,10 @@ SELECT_BY = {
 SIGNATURE = ("layers", "dim", "ffn", "heads", "vocab_size", "max_tokens",
              "pretrain_updates", "pretrain_lr", "pretrain_warmup", "mask_ratio",
              "finetune_updates", "lr", "warmup", "dropout", "validate_every", "patience",
-             "beam", "langs", "mono", "para_dir", "valid_lines", "select_by")
+             "beam", "langs", "mono", "para_dir", "valid_lines", "select_by",
+             "embedding_style")
+# what a work dir made before a setting existed holds
+LEGACY = {"embedding_style": "fairseq"}
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,11 @@ def build_parser():
     parser.add_argument("--mask-ratio", type=float, default=None,
                         help="share of each sentence masked in pre-training (cpu preset: "
                         "1.0, the whole sentence; gpu preset: 0.5, the paper's)")
+    parser.add_argument("--embedding-style", choices=("fairseq", "xlm"), default="xlm",
+                        help="transformer_mass's --embedding-style for the pre-trainings and "
+                        "the fine-tunings from random initialisation (from a checkpoint, "
+                        "its style). Default xlm, the plugin's; fairseq reruns the tables "
+                        "made before xlm became the default")
     parser.add_argument("--valid-lines", type=int, default=1000,
                         help="lines of each monolingual corpus held out for validation")
     parser.add_argument("--select-by", choices=sorted(SELECT_BY), default="bleu",
@@ -221,6 +229,10 @@ class Curve(RecipeRunner):
         return size_args(self.args) + ["--dropout", str(self.args.dropout),
                                         "--num-workers", "0"]
 
+    def style_args(self):
+        """The embedding style of a model not initialised from a checkpoint."""
+        return ["--embedding-style", self.args.embedding_style]
+
     def pretrain(self, name):
         """MASS on corpus ``name``; its best checkpoint (or the --init-from
         checkpoint called ``name``)."""
@@ -251,7 +263,8 @@ class Curve(RecipeRunner):
                     LR=a.pretrain_lr, WARMUP=a.pretrain_warmup,
                     MAX_UPDATE=a.pretrain_updates,
                     VALIDATE_EVERY=max(1, a.pretrain_updates // 6),
-                    EXTRA_ARGS=" ".join(self.model_args() + ["--seed", "1"]))
+                    EXTRA_ARGS=" ".join(self.model_args() + self.style_args() + [
+                        "--seed", "1"]))
         (save_dir / "minutes").write_text(f"{(time.time() - start) / 60:.1f}\n")
         finished(save_dir)
 
@@ -268,7 +281,8 @@ class Curve(RecipeRunner):
             SAVE_DIR=save_dir, SRC=src, TGT=tgt, MAX_TOKENS=a.max_tokens,
             TOKENS_PER_UPDATE=a.max_tokens, LR=a.lr, WARMUP=a.warmup,
             MAX_UPDATE=a.finetune_updates, PATIENCE=a.patience, LOG_INTERVAL=50,
-            EXTRA_ARGS=" ".join(self.model_args() + [
+            EXTRA_ARGS=" ".join(self.model_args() + (
+                [] if pretrained else self.style_args()) + [
                 "--seed", str(run.seed), "--validate-interval-updates", str(a.validate_every),
                 "--save-interval-updates", str(a.validate_every),
                 "--keep-interval-updates", "1", *EVERY_N_UPDATES_ONLY,
@@ -378,7 +392,7 @@ def main(argv=None):
     if not args.plot_only:
         if not args.mono and any(r.init != "random" for r in runs):
             sys.exit("error: no --mono corpus: give at least one for a MASS initialisation")
-        curve.check_signature({key: getattr(args, key) for key in SIGNATURE})
+        curve.check_signature({key: getattr(args, key) for key in SIGNATURE}, LEGACY)
         curve.data.prepare(pairs=not args.pretrain_only)
         failures = run_all(curve, runs, args.jobs, args.pretrain_only)
     if not args.pretrain_only:
