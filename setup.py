@@ -30,8 +30,14 @@ setup(
         # needs omegaconf < 2.1, whose releases have metadata pip now rejects.
         # fairseq-fixed is the same 0.12 code base patched for both; it
         # provides the `fairseq` module and the fairseq-* commands.
+        # PyPI has a prebuilt wheel of it for CPython 3.12 only; on 3.10 and
+        # 3.11 pip builds it from source (a C++ compiler and the Python
+        # headers, a few minutes).
         "fairseq-fixed==0.12.3.1",
-        # fairseq 0.12 uses numpy APIs removed in numpy 2
+        # numpy 2 removed np.compat, which fairseq 0.12 still calls (np.compat.long)
+        # where it cuts text into blocks (TokenBlockDataset: --task denoising,
+        # language modelling) and buckets lengths (--num-batch-buckets): those
+        # fail under numpy 2 ("module 'numpy' has no attribute 'compat'")
         "numpy<2",
         # weights-only checkpoint loading with an allow-list needs torch >= 2.6
         "torch>=2.6",
@@ -59,6 +65,7 @@ setup(
     classifiers=[
         "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
 )
