@@ -336,3 +336,102 @@ def bash_error(script, **variables):
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.stderr
+
+
+# Trainer-level runs (fairseq's own Trainer, as fairseq-train builds it) in
+# each precision, their loss curves, and the weights of every rank of a job
+
+# every dropout of transformer_mass_tiny: fairseq's model arguments suppress
+# unset defaults, so the architecture keeps attention and activation dropout
+# at 0.1 unless they are given
+NO_DROPOUT = ("--dropout", "0", "--attention-dropout", "0", "--activation-dropout", "0")
+# fairseq's fp16 on the CPU: FP16Optimizer flattens its fp32 copy of the
+# weights on torch.cuda.current_device() unless told not to flatten
+PRECISION_FLAGS = {
+    ("cpu", "fp32"): ["--cpu"], ("cpu", "bf16"): ["--cpu"],
+    ("cpu", "fp16"): ["--cpu", "--fp16", "--fp16-no-flatten-grads"],
+    ("cpu", "memory-efficient-fp16"): ["--cpu", "--memory-efficient-fp16"],
+    ("cuda", "fp32"): [], ("cuda", "bf16"): [], ("cuda", "fp16"): ["--fp16"],
+    ("cuda", "memory-efficient-fp16"): ["--memory-efficient-fp16"],
+}
+# what runs ALL_RANKS writes (see tests/helpers/train_all_ranks.py)
+ALL_RANKS = str(REPO / "tests" / "helpers" / "train_all_ranks.py")
+
+
+def build_trainer(data, device, precision, *extra, seed=1):
+    """A fairseq Trainer for a tiny transformer_mass on ``data``
+    (``binarize_bilingual``'s layout, --langs en,fr), built as fairseq-train
+    builds it, from the weights of ``seed``; ``precision`` is fp32, fp16,
+    memory-efficient-fp16 or bf16 (PRECISION_FLAGS). bf16 is set on the
+    configuration as fairseq-hydra-train's common.bf16=true does
+    (fairseq-train's --bf16 means a TPU)."""
+    from fairseq import options, tasks, utils
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.trainer import Trainer
+
+    argv = [str(data), "--user-dir", str(PLUGIN_DIR), "--langs", "en,fr",
+            "--arch", "transformer_mass_tiny", "--criterion", "masked_s2s_loss",
+            "--optimizer", "adam", "--lr", "0.001", "--max-tokens", "300",
+            "--seed", str(seed), "--num-workers", "0", "--required-batch-size-multiple", "1",
+            *PRECISION_FLAGS[device, precision], *extra]
+    cfg = convert_namespace_to_omegaconf(
+        options.parse_args_and_arch(options.get_training_parser(), argv))
+    cfg.common.bf16 = precision == "bf16"
+    utils.import_user_module(cfg.common)
+    utils.set_torch_seed(seed)  # as fairseq-train does before building the model
+    task = tasks.setup_task(cfg.task)
+    model, criterion = task.build_model(cfg.model), task.build_criterion(cfg.criterion)
+    return Trainer(cfg, task, model, criterion)
+
+
+def train_batches(trainer, n):
+    """The first ``n`` training batches of epoch 1, from fairseq's own loader
+    (which pins them when CUDA is available)."""
+    iterator = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=False)
+    return [next(iterator) for _ in range(n)]
+
+
+def trainer_weights(trainer):
+    """The model's weights, in fp32 on the CPU."""
+    return {k: v.detach().float().cpu().clone() for k, v in trainer.model.state_dict().items()}
+
+
+def assert_no_dropout(model):
+    """No module of ``model`` drops anything: fairseq's dropout modules, the
+    attention's and the activation's included, all at p = 0."""
+    rates = {name: module.p for name, module in model.named_modules() if hasattr(module, "p")
+             and "dropout" in type(module).__name__.lower()}
+    assert rates and not any(rates.values()), {k: p for k, p in rates.items() if p}
+
+
+def loss_curve(data, device, precision, updates, *extra):
+    """Training losses of ``updates`` updates of masked_s2s, cycling over the
+    first epoch's batches, from the weights of seed 1 with every dropout off
+    (so runs in two precisions draw nothing at random). None marks an update
+    that fp16 skipped for an overflow."""
+    trainer = build_trainer(data, device, precision, "--task", "masked_s2s", *NO_DROPOUT,
+                            *extra)
+    assert_no_dropout(trainer.model)
+    batches = list(trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=False))
+    logs = [trainer.train_step([batches[i % len(batches)]]) for i in range(updates)]
+    return [log["loss"] if log else None for log in logs]
+
+
+def assert_loss_curves_match(half, full, tolerance):
+    """``half`` follows ``full`` update by update within ``tolerance``, with no
+    update skipped; prints each update's gap (pytest shows it on failure)."""
+    assert len(half) == len(full) and None not in half and None not in full, (half, full)
+    gaps = [abs(a - b) for a, b in zip(half, full)]
+    for update, (a, b, gap) in enumerate(zip(half, full, gaps), start=1):
+        print(f"update {update:3d}: {a:.3f} against {b:.3f}, gap {gap:.3f}")
+    assert max(gaps) <= tolerance, f"largest gap {max(gaps):.3f} over {tolerance}"
+
+
+def assert_every_rank_ends_with(expected, run_dir, atol, rtol, ranks=(0, 1)):
+    """Each rank's final weights, ``run_dir/rank{R}.pt`` (written by
+    ALL_RANKS), are close to the state dict ``expected``, tensor by tensor."""
+    for rank in ranks:
+        weights = torch.load(run_dir / f"rank{rank}.pt")
+        assert weights.keys() == expected.keys(), rank
+        for name, tensor in expected.items():
+            assert torch.allclose(tensor, weights[name], atol=atol, rtol=rtol), (rank, name)

@@ -1,5 +1,7 @@
-"""fp16 / bf16 safety at the module level (fairseq's --fp16 needs CUDA; the
-model and criterion run in half precision on CPU tensors here)."""
+"""fp16 / bf16 safety at the module level: the model and the criterion in
+half precision on CPU tensors, on sentences of up to 512 tokens. fairseq's
+fp16 training through its Trainer also runs on the CPU (--cpu --fp16
+--fp16-no-flatten-grads, --cpu --memory-efficient-fp16): test_fp16_cpu.py."""
 
 import pytest
 import torch

@@ -19,10 +19,13 @@ import sys
 
 import pytest
 import torch
+from fairseq import checkpoint_utils
 
 from conftest import (
+    ALL_RANKS,
     BIN_DIR,
     REPO,
+    assert_every_rank_ends_with,
     binarize_splits,
     cli_env,
     free_port,
@@ -30,7 +33,7 @@ from conftest import (
     to_french,
 )
 
-WORKER = str(REPO / "tests" / "helpers" / "train_all_ranks.py")
+WORKER = ALL_RANKS
 DISTRIBUTED = ["--distributed-backend", "gloo", "--distributed-world-size", "2"]
 # fp32 on a CPU; the ranks add their gradients in another order than one
 # process accumulating two batches
@@ -74,6 +77,20 @@ def finetune_args(data, save_dir, optimizer, start):
             *common(save_dir, optimizer)]
 
 
+@pytest.fixture(scope="module")
+def reference(data, tmp_path_factory):
+    """The one-process pre-training run (``one_process``) with an optimizer,
+    run once for the module: ``reference(optimizer)`` is its save dir."""
+    runs = {}
+
+    def save_dir(optimizer):
+        if optimizer not in runs:
+            runs[optimizer] = tmp_path_factory.mktemp(f"one-{optimizer}")
+            one_process(pretrain_args(data, runs[optimizer], optimizer))
+        return runs[optimizer]
+    return save_dir
+
+
 def run(cmd, timeout=600):
     proc = subprocess.run([str(c) for c in cmd], cwd=REPO, env=cli_env(), text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
@@ -109,40 +126,50 @@ def two_nodes(args):
 
 
 def assert_ranks_match(reference_dir, run_dir, ranks=(0, 1)):
+    """Every rank ends with the reference's weights, and training moved them
+    from where it started (two runs that trained nothing would match too)."""
     expected = torch.load(reference_dir / "rank0.pt")
-    for rank in ranks:
-        weights = torch.load(run_dir / f"rank{rank}.pt")
-        assert weights.keys() == expected.keys()
-        for name, tensor in expected.items():
-            assert torch.allclose(tensor, weights[name], atol=ATOL, rtol=RTOL), (rank, name)
-    # and training moved them: two runs that trained nothing would match too
+    assert_every_rank_ends_with(expected, run_dir, ATOL, RTOL, ranks)
     start = torch.load(run_dir / "rank0.start.pt")
     assert any(not torch.equal(start[k], expected[k]) for k in expected)
 
 
-@pytest.mark.parametrize("optimizer,ddp", [("sgd", None), ("adam", "legacy_ddp")])
-def test_torchrun_one_node_equals_update_freq_2(data, tmp_path, optimizer, ddp):
-    one_process(pretrain_args(data, tmp_path / "one", optimizer))
+@pytest.mark.parametrize("optimizer,ddp", [("sgd", None), ("sgd", "legacy_ddp"),
+                                           ("adam", "legacy_ddp")])
+def test_torchrun_one_node_equals_update_freq_2(data, reference, tmp_path, optimizer, ddp):
+    """Plain SGD with each backend: Adam's steps hardly change when every
+    gradient is doubled, SGD's do (a sum over the ranks instead of a mean)."""
     backend = ["--ddp-backend", ddp] if ddp else []  # None: fairseq's default, pytorch_ddp
     log = run(torchrun([*pretrain_args(data, tmp_path / "two", optimizer), *backend]))
     assert "num_updates 8" in log
-    assert_ranks_match(tmp_path / "one", tmp_path / "two")
+    assert_ranks_match(reference(optimizer), tmp_path / "two")
 
 
-def test_two_nodes_on_the_loopback_equal_update_freq_2(data, tmp_path):
-    one_process(pretrain_args(data, tmp_path / "one", "sgd"))
+def test_two_nodes_on_the_loopback_equal_update_freq_2(data, reference, tmp_path):
     two_nodes(pretrain_args(data, tmp_path / "two", "sgd"))
-    assert_ranks_match(tmp_path / "one", tmp_path / "two")
+    assert_ranks_match(reference("sgd"), tmp_path / "two")
+
+
+def assert_every_rank_started_from(checkpoint, run_dir, ranks=(0, 1)):
+    """Each rank's weights when training began (``rank{R}.start.pt``, written
+    once the trainer loaded what it starts from) are ``checkpoint``'s."""
+    loaded = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))["model"]
+    for rank in ranks:
+        start = torch.load(run_dir / f"rank{rank}.start.pt")
+        assert start.keys() == loaded.keys(), rank
+        assert all(torch.equal(start[k], loaded[k]) for k in loaded), rank
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_fine_tuning_a_mass_checkpoint_under_torchrun_equals_update_freq_2(data, tmp_path,
-                                                                          optimizer):
-    one_process(pretrain_args(data, tmp_path / "mass", "adam"))
-    start = tmp_path / "mass" / "checkpoint_last.pt"
+def test_fine_tuning_a_mass_checkpoint_under_torchrun_equals_update_freq_2(data, reference,
+                                                                          tmp_path, optimizer):
+    """Every rank starts from the MASS checkpoint's weights and ends with
+    those of one process with --update-freq 2, away from the start."""
+    start = reference("adam") / "checkpoint_last.pt"
     one_process(finetune_args(data, tmp_path / "one", optimizer, start))
     log = run(torchrun(finetune_args(data, tmp_path / "two", optimizer, start)))
-    assert "loading pretrained model from" in log.lower() or "finetune" in log.lower()
+    assert f"Loaded checkpoint {start} (epoch" in log  # fairseq's line once it loaded it
+    assert_every_rank_started_from(start, tmp_path / "two")
     assert_ranks_match(tmp_path / "one", tmp_path / "two")
 
 
