@@ -1,0 +1,132 @@
+"""The paper's whole chain in miniature, through the scripts a user runs, with
+only the size knobs turned down (SCALE=tiny, few lines, few BPE codes) and a
+local mirror in place of the servers: News Crawl en and fr -> joint BPE ->
+data-bin (data-prep/news_crawl.sh), newstest2013/2014 through sacrebleu into
+the same data-bin (data-prep/newstest.sh), cross-lingual MASS pre-training on
+two CPU ranks under torchrun (examples/paper/pretrain.sh), one round of
+offline back-translation from that checkpoint and its BLEU on the test set's
+raw references (examples/paper/unsup_offline_bt.sh)."""
+
+import os
+import re
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+from fairseq import checkpoint_utils
+from fairseq.data import Dictionary, data_utils
+from mirror import demo_lines, news_crawl, sacrebleu_cache, serve
+
+from conftest import BIN_DIR, REPO, cli_env, free_port
+
+TRAIN_LINES = 40  # a language: unsup_offline_bt.sh's tiny MONO_LINES, so one part of one
+VALID_LINES = 10
+
+
+def short(name, count, words=12):
+    """The first ``count`` lines of a demo file of at most ``words`` words."""
+    return [line for line in demo_lines(name) if len(line.split()) <= words][:count]
+
+
+def pairs(split, count):
+    both = [(en, fr) for en, fr in zip(demo_lines(f"{split}.en"), demo_lines(f"{split}.fr"))
+            if len(en.split()) <= 12 and len(fr.split()) <= 12]
+    return both[:count]
+
+
+VALID_PAIRS = pairs("valid", 8)
+TEST_PAIRS = pairs("test", 12)
+
+
+def run(script, **variables):
+    """bash SCRIPT from the repository root under these variables, as a user
+    runs it (no GPU): its stdout and stderr together."""
+    env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}", "NUM_GPUS": "0",
+           **{k: str(v) for k, v in variables.items()}}
+    proc = subprocess.run(["bash", str(REPO / script)], cwd=REPO, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stdout[-5000:]}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The mirror: one year of News Crawl per language over HTTP, newstest2013
+    and newstest2014 en-fr in a sacrebleu cache."""
+    root = tmp_path_factory.mktemp("chain")
+    for lang in ("en", "fr"):
+        news_crawl(root / "mirror" / "news-crawl", lang, [2017],
+                   short(f"mono.{lang}", TRAIN_LINES + VALID_LINES + 20))
+    sacrebleu_cache(root / "sacrebleu", "wmt13", "en-fr", *zip(*VALID_PAIRS))
+    sacrebleu_cache(root / "sacrebleu", "wmt14/full", "en-fr", *zip(*TEST_PAIRS))
+    with serve(root / "mirror") as server:
+        yield SimpleNamespace(root=root, url=server.url, out=root / "en-fr")
+
+
+def load(path, dictionary):
+    dataset = data_utils.load_indexed_dataset(str(path), dictionary)
+    assert dataset is not None, path
+    return dataset
+
+
+def lines(path):
+    return path.read_text().splitlines()
+
+
+def test_news_crawl_to_bleu_through_pretraining_on_two_ranks_and_back_translation(site):
+    out, data_bin = site.out, site.out / "data-bin"
+    # 1. data-prep, from the mirror
+    common = dict(OUT=out, DOWNLOADS=site.root / "downloads", JOBS=1)
+    run("data-prep/news_crawl.sh", **common, LANGS="en,fr", BASE_URL=f"{site.url}/news-crawl",
+        YEARS="2017", MAX_LINES=TRAIN_LINES, VALID_LINES=VALID_LINES, CODES=200)
+    run("data-prep/newstest.sh", **common, PAIR="en-fr", SACREBLEU=site.root / "sacrebleu")
+    dictionary = Dictionary.load(str(data_bin / "dict.txt"))
+    for side, lang in enumerate(("en", "fr")):
+        assert len(load(data_bin / f"train.{lang}", dictionary)) == TRAIN_LINES
+        assert len(load(data_bin / f"valid.{lang}", dictionary)) == VALID_LINES
+        for split, expected in (("valid", VALID_PAIRS), ("test", TEST_PAIRS)):
+            assert len(load(data_bin / f"{split}.en-fr.{lang}", dictionary)) == len(expected)
+            assert lines(out / "ref" / f"{split}.{lang}") == [pair[side] for pair in expected]
+
+    # 2. MASS pre-training, two gloo ranks under torchrun
+    save = site.root / "pretrain"
+    launcher = f"torchrun --nproc_per_node 2 --master_addr 127.0.0.1 --master_port {free_port()}"
+    log = run("examples/paper/pretrain.sh", SCALE="tiny", DATA_BIN=data_bin, SAVE_DIR=save,
+              LAUNCHER=launcher)
+    assert "(2 process(es) x 256 x update-freq 1" in log
+    assert "distributed init (rank 0)" in log and "distributed init (rank 1)" in log
+    assert "num_updates 20" in log and "valid on 'valid.fr' subset" in log
+    state = checkpoint_utils.load_checkpoint_to_cpu(str(save / "checkpoint_best.pt"))
+    assert state["cfg"]["distributed_training"]["distributed_world_size"] == 2
+    assert state["cfg"]["task"]["langs"] == "en,fr"
+    assert state["model"]["encoder.embed_langs.weight"].shape[0] == 2  # en and fr
+
+    # 3. one round of offline back-translation from it, 4. test BLEU
+    work = site.root / "offline"
+    log = run("examples/paper/unsup_offline_bt.sh", SCALE="tiny", ROUNDS=1, DATA_BIN=data_bin,
+              REFERENCE_PREFIX=out / "ref" / "test", PRETRAINED=save / "checkpoint_best.pt",
+              WORK_DIR=work)
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        assert f"round 1: {src}->{tgt} translates part 1 of 1 of {data_bin}/train.{src}" in log
+        generated = (work / "round1" / f"gen-{src}-{tgt}" / "generate.log").read_text()
+        sources = re.findall(r"^S-(\d+)\t", generated, re.M)
+        hypotheses = re.findall(r"^H-(\d+)\t\S+\t(.*)$", generated, re.M)
+        assert sorted(sources) == sorted(i for i, _ in hypotheses)  # one each, ids unique
+        assert len(set(sources)) == TRAIN_LINES
+        kept = sum(1 for _, hypothesis in hypotheses if hypothesis)  # empty ones are dropped
+        pair = work / "round1" / f"gen-{src}-{tgt}" / "pairs"
+        assert len(lines(pair.with_suffix(f".{src}"))) == len(lines(pair.with_suffix(f".{tgt}")))
+        assert len(lines(pair.with_suffix(f".{tgt}"))) == kept > 0
+    pretrained = str(save / "checkpoint_best.pt")
+    assert len(re.findall(rf"loading pretrained model from {re.escape(pretrained)}", log)) == 2
+    table = [row.split("\t") for row in lines(work / "results.tsv")]
+    assert table[0] == ["round", "direction", "BLEU", "chrF"]
+    assert [row[:2] for row in table[1:]] == [["1", "en-fr"], ["1", "fr-en"]]
+    for _, direction, bleu, _ in table[1:]:
+        assert 0 <= float(bleu) <= 100
+        src, tgt = direction.split("-")
+        assert (f"== {src}->{tgt} test: {len(TEST_PAIRS)} sentences, hypotheses in "
+                f"{work}/round1/test.{direction}.txt") in log
+        assert re.search(rf"^\s*BLEU\|\S+ = {re.escape(bleu)} ", log, re.M), direction
+        hypotheses = lines(work / "round1" / f"test.{direction}.txt")
+        assert len(hypotheses) == len(lines(out / "ref" / f"test.{tgt}")) == len(TEST_PAIRS)
