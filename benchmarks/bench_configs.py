@@ -2,12 +2,16 @@
 fairseq task options of each task compared."""
 
 # model dimensions: the CPU tables' model, the pretrain_base preset's
-# (transformer_mass_base: GELU, dropout 0.1 everywhere) and --quick's
+# (transformer_mass_base: GELU, dropout 0.1 everywhere), --quick's and the
+# paper's (benchmarks/estimate_cost.py)
 DIMS = {
     "d512": dict(layers=6, dim=512, ffn=2048, heads=8, activation="relu", dropouts=(0.1, 0, 0)),
     "base": dict(layers=6, dim=768, ffn=3072, heads=12, activation="gelu",
                  dropouts=(0.1, 0.1, 0.1)),
     "quick": dict(layers=2, dim=64, ffn=256, heads=4, activation="relu", dropouts=(0.1, 0, 0)),
+    # the MASS paper's model (examples/paper/, SCALE=paper)
+    "paper": dict(layers=6, dim=1024, ffn=4096, heads=8, activation="gelu",
+                  dropouts=(0.1, 0.1, 0)),
 }
 
 

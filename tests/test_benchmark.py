@@ -315,3 +315,26 @@ def test_two_ranks_check_matches_update_freq_2_on_the_cpu(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert re.search(r"^cpu fp32: 8 updates, largest loss gap 0\.0\d* ", proc.stdout, re.M)
     assert "2 ranks " in proc.stdout
+
+
+def test_cost_estimate_scales_the_measured_rate_by_counted_flops(tmp_path):
+    """benchmarks/estimate_cost.py with the same small model and dictionary on
+    both sides: the paper's model then trains pre-training at exactly the
+    measured rate (15 G tokens at 271,800 tokens/s: 15 GPU-hours), and the
+    larger dictionary is what the paper's side is counted with."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/estimate_cost.py"), "--dims", "quick,quick",
+         "--vocab", "3000", "--measured-vocab", "3000", "--workdir", str(tmp_path / "work")],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = re.findall(r"^(base|paper)\s+(masked_s2s|translation)\s+([\d.]+) M\s+([\d.]+)$",
+                      proc.stdout, flags=re.M)
+    assert len(rows) == 4
+    per_token = {(model, workload): float(flops) for model, workload, _, flops in rows}
+    assert per_token[("base", "masked_s2s")] == per_token[("paper", "masked_s2s")] > 0
+    # translation runs the decoder over every target token, MASS over half
+    assert per_token[("paper", "translation")] > per_token[("paper", "masked_s2s")]
+    assert re.search(r"pre-training, pretrain\.sh: 15\.00 G tokens at 271,800 tokens/s -> "
+                     r"15 GPU-hours", proc.stdout), proc.stdout
+    dictionary = (tmp_path / "work/vocab3000/mono-bin/dict.txt").read_text().splitlines()
+    assert len(dictionary) == 3000 - 4  # fairseq adds its 4 special symbols
