@@ -223,3 +223,32 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
                            timeout=600)
     assert again.returncode == 0 and "== base seed" not in again.stdout
     assert "base           valid BLEU mean" in again.stdout
+
+
+def test_the_whole_ablation_pretrains_and_scores_on_the_valid_set(analysed, tmp_path):
+    """--ablations whole (--reconstruct-sentence) at 0.5, scored with
+    --score-on valid: the valid set translated and scored, the test set
+    untouched (the first run's data is reused)."""
+    raw, first, _ = analysed
+    work = tmp_path / "whole"
+    work.mkdir()
+    for name in ("data-bin", "mono-bin", "spm.model", "data.done"):
+        (work / name).symlink_to(first / name)
+    run_analysis(raw, work, "--ratios", "", "--ablations", "whole", "--baselines", "",
+                 "--score-on", "valid")
+    point = work / "points" / "whole_r0.50"
+    pretrained = checkpoint_utils_cfg(point / "pretrain" / "checkpoint_last.pt")
+    assert pretrained.reconstruct_sentence and pretrained.mask_ratio == 0.5
+    hypotheses = (point / "valid.en-fr.txt").read_text().splitlines()
+    assert len(hypotheses) == len((raw / "valid.fr").read_text().splitlines())
+    assert (point / "valid.scores").exists() and not list(point.glob("test.*"))
+    row = rows_of(work)["whole_r0.50"]
+    assert row["kind"] == "whole" and row["scored_on"] == "valid"
+    assert row["ppl_span50"] and math.isfinite(float(row["bleu"]))
+
+
+def checkpoint_utils_cfg(path):
+    """The task configuration a checkpoint was trained with."""
+    from fairseq import checkpoint_utils
+
+    return checkpoint_utils.load_checkpoint_to_cpu(str(path))["cfg"]["task"]
