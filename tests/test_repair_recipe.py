@@ -294,6 +294,22 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
         assert len(lines) == 8 and "▁" not in "".join(lines)
     assert "exported en->fr" in (folder / "en-fr/ct2.log").read_text()
     assert (folder / "translator.csv").is_file()
+    # the control on the same model: random initialisation as transformer_mass
+    # (TRANSLATOR_ARCH), the valid set alone, in a folder of its own
+    plain = dict(variables, MASS_UPDATES=0, TRANSLATOR_UPDATES=2,
+                 MODEL_ARGS=model.replace("transformer_mass", "transformer"))
+    log = bash("projects/unsupervised/repair.sh", **plain, TRANSLATOR_ARCH="transformer_mass")
+    folder = out / f"translator/round{best}-transformer_mass"
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        assert f"== translator {src}->{tgt}: 2 updates from random initialisation" in log
+        train_log = (folder / f"{src}-{tgt}/train.log").read_text()
+        assert "arch='transformer_mass'" in train_log and "Loaded checkpoint" not in train_log
+    valid = [line.split("\t")[:2] for line in (folder / "valid.tsv").read_text().splitlines()]
+    assert sorted(map(tuple, valid[1:])) == [("translator", d) for d in BOTH]
+    for change, error in ((dict(TRANSLATOR_ARCH="lstm"), "TRANSLATOR_ARCH=lstm: give"),
+                          (dict(TRANSLATOR_ARCH="transformer_mass", TRANSLATOR_MASS_UPDATES=3),
+                           "a MASS start (MASS_UPDATES or TRANSLATOR_MASS_UPDATES) has")):
+        assert error in bash_error("projects/unsupervised/repair.sh", **{**plain, **change})
 
 
 def test_one_sitting_builds_the_in_domain_text_once_and_runs_the_recipe_on_the_corpora(

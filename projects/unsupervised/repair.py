@@ -135,6 +135,11 @@ VARIABLES = [
         "long (transformer_mass with MODEL_ARGS's sizes) where MASS_UPDATES does not give one",
         count=True, invalid="give a number of updates (0: the translator starts from MASS_UPDATES' "
         "pre-training, else from random initialisation)"),
+    Var("TRANSLATOR_ARCH", "", "the translator's --arch from random initialisation: "
+        "transformer_mass trains MODEL_ARGS's sizes as the plugin's model (XLM's embedding "
+        "style), the model a MASS start has, so that the two starts compare on one model "
+        "(empty: MODEL_ARGS's --arch)", choices=("", "transformer", "transformer_mass"),
+        empty=True, invalid="give transformer or transformer_mass (empty: MODEL_ARGS's)"),
     Var("SCORE_TEST", "1", "0: the valid set alone, as when comparing settings; the test "
         "set is for the final system", choices=("0", "1"),
         invalid="give 1 (score the test set) or 0 (the valid set alone)"),

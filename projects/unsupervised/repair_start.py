@@ -44,6 +44,13 @@ def check_start(s):
     if s.translator_mass_updates and not s.translator_updates:
         fail(f"TRANSLATOR_MASS_UPDATES={s.translator_mass_updates} starts the translator, which "
              "TRANSLATOR_UPDATES=0 leaves out: give TRANSLATOR_UPDATES a number of updates")
+    if s.translator_arch and not s.translator_updates:
+        fail(f"TRANSLATOR_ARCH={s.translator_arch} sets the translator's model, which "
+             "TRANSLATOR_UPDATES=0 leaves out: give TRANSLATOR_UPDATES a number of updates")
+    if s.translator_arch and (s.mass_updates or s.translator_mass_updates):
+        fail(f"TRANSLATOR_ARCH={s.translator_arch} is for a translator from random "
+             "initialisation; a MASS start (MASS_UPDATES or TRANSLATOR_MASS_UPDATES) has "
+             "transformer_mass already: leave TRANSLATOR_ARCH empty")
     if s.mass_updates or s.translator_mass_updates:
         check_mass_text(s)
 

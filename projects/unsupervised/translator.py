@@ -72,9 +72,12 @@ def pairs(s, folder, final, src, tgt):
 
 def model_args(s):
     """The translator's model options: MODEL_ARGS, as transformer_mass where
-    TRANSLATOR_MASS_UPDATES gives it a MASS start of its own."""
+    TRANSLATOR_MASS_UPDATES gives it a MASS start of its own, with the --arch
+    of TRANSLATOR_ARCH where it is set."""
     if s.translator_mass_updates:
         return with_arch(s.model_args, "transformer_mass")
+    if s.translator_arch:
+        return with_arch(s.model_args, s.translator_arch)
     return s.model_args
 
 
@@ -176,8 +179,10 @@ def csv_row(s, folder, final, minutes):
 def build(s, final):
     """The two models from round ``final``'s pipeline, scored on valid and,
     with SCORE_TEST=1, on the test set once."""
+    # each start and model in a folder of its own, so none resumes another's
     mass = f"-mass{s.translator_mass_updates}" if s.translator_mass_updates else ""
-    folder = s.work / f"translator/round{final}{mass}"
+    arch = f"-{s.translator_arch}" if s.translator_arch else ""
+    folder = s.work / f"translator/round{final}{mass}{arch}"
     folder.mkdir(parents=True, exist_ok=True)
     clock = Clock(folder)
     for src in (s.l1, s.l2):
