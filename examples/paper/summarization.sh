@@ -31,6 +31,9 @@ LANG_PAIR=${LANG_PAIR:-en-en}            # language embeddings of a cross-lingua
 WORK_DIR=${WORK_DIR:-work/paper-summarization-$SCALE}
 MODEL_ARGS=${MODEL_ARGS:-$(by_scale "$PAPER_MODEL" "$SMALL_MODEL" "$TINY_MODEL")}  # the pre-training's
 MAX_SOURCE=${MAX_SOURCE:-$(by_scale 512 512 64)}   # [sum] --max-source-positions 512
+# summaries are not cut: a longer one in the valid set stops fairseq-train (tiny:
+# few BPE codes split a summary into many pieces)
+MAX_TARGET=${MAX_TARGET:-$(by_scale 512 512 256)}  # positions, as the source's
 # [sum] --max-tokens 4096 --update-freq 8 (per GPU; its GPU count is not given: one)
 MAX_TOKENS=${MAX_TOKENS:-$(by_scale 4096 4096 256)}
 TOKENS_PER_UPDATE=${TOKENS_PER_UPDATE:-$(by_scale 32768 32768 256)}
@@ -63,7 +66,7 @@ make_dir "$WORK_DIR"
 results=$WORK_DIR/results.tsv
 [ "$DRY_RUN" = 1 ] || [ -f "$results" ] || printf 'init\tROUGE-1\tROUGE-2\tROUGE-L\n' > "$results"
 
-lengths="--truncate-source --max-source-positions $MAX_SOURCE --max-target-positions $MAX_SOURCE"
+lengths="--truncate-source --max-source-positions $MAX_SOURCE --max-target-positions $MAX_TARGET"
 for init in $INITS; do
     if [ "$DRY_RUN" != 1 ] && grep -q "^$init	" "$results"; then
         progress "$init: scored before, skipping"
