@@ -15,8 +15,12 @@ def table(title, rows, columns, ratios=None):
     """Print ``rows`` (dicts) with ``columns`` [(key, header, format)], plus
     the ratio to the first row of each column in ``ratios`` (default: all)."""
     print(f"\n{title}")
-    if len({row.get("batches") for row in rows}) > 1:  # a bug, not a measurement
-        raise RuntimeError(f"{title}: the rows were not measured on the same batches")
+    # rows of one batch size train on the same batches (else a bug, not a
+    # measurement); a row at another --max-tokens has batches of its own
+    for tokens in {row.get("max_tokens") for row in rows}:
+        if len({row.get("batches") for row in rows if row.get("max_tokens") == tokens}) > 1:
+            raise RuntimeError(f"{title}: the rows at --max-tokens {tokens} were not "
+                               "measured on the same batches")
     ratio_columns = [c for c in columns if ratios is None or c[0] in ratios]
     header = ["configuration"] + [h for _, h, _ in columns]
     header += [f"{h} x" for _, h, _ in ratio_columns]
@@ -103,10 +107,25 @@ def sizes_table(args, steady, work):
     return checks
 
 
+def variant_size(options, size):
+    """A --variant's options without ``--max-tokens N``, and the tokens per
+    step of its row: N where given (the row's batches are made at that
+    size), else ``size``."""
+    options = list(options)
+    if "--max-tokens" not in options:
+        return options, size
+    i = options.index("--max-tokens")
+    if i + 1 >= len(options) or not options[i + 1].isdigit():
+        raise SystemExit(f"--variant options {' '.join(options)!r}: --max-tokens needs a "
+                         "number of tokens")
+    return options[:i] + options[i + 2:], int(options[i + 1])
+
+
 def base_table(args, steady, work):
     """The pretrain_base model: masked_s2s in each --base-precisions (with
     --cudnn-row also with torch's cuDNN attention, which the plugin turns
-    off), beside denoising."""
+    off) and each --variant in the first, beside denoising in each
+    precision; each masked_s2s row's ratio is to denoising in its precision."""
     size = args.base_size
     first = args.base_precisions[0]
     rows = [steady(f"masked_s2s 0.5 {p}", masked_s2s(work, 0.5), size, "base", p,
@@ -116,16 +135,23 @@ def base_table(args, steady, work):
                            size, "base", first, profile=True,
                            env={"MASS_PLUGIN_CUDNN_ATTENTION": "1"}))
     for name, options in args.variant:
+        options, tokens = variant_size(options, size)
         rows.append(steady(f"masked_s2s 0.5 {first}, {name}", masked_s2s(work, 0.5) + options,
-                           size, "base", first, profile=True, variant=name))
-    rows.append(steady(f"denoising (BART) mask 0.5 {first}", denoising(work, 0.5),
-                       size, "base", first))
+                           tokens, "base", first, profile=True, variant=name))
+    baselines = {p: steady(f"denoising (BART) mask 0.5 {p}", denoising(work, 0.5), size,
+                           "base", p) for p in args.base_precisions}
+    rows += list(baselines.values())
     table(f"Steady state, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
-          f"{size}", rows, STEADY, ratios=["sentences_per_s", "src_tokens_per_s"])
-    checks = [f"{row['name']} / denoising sentences/s, base model: "
-              f"{row['sentences_per_s'] / rows[-1]['sentences_per_s']:.2f}x (target >= 1.3x)"
-              for row in rows[:-1] if row["name"].startswith(f"masked_s2s 0.5 {first}")]
-    for row in rows[:-1]:
+          f"{size} unless a row says otherwise", rows, STEADY,
+          ratios=["sentences_per_s", "src_tokens_per_s"])
+    mass_rows = [row for row in rows if row["name"].startswith("masked_s2s")]
+    checks = []
+    for row in mass_rows:
+        precision = row["precision"]
+        ratio = row["sentences_per_s"] / baselines[precision]["sentences_per_s"]
+        checks.append(f"{row['name']} / denoising {precision} sentences/s, base model: "
+                      f"{ratio:.2f}x (target >= 1.3x)")
+    for row in mass_rows:
         mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
         checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "
                       f"{row.get('peak_tflops')} TFLOP/s on {row.get('device')} "

@@ -157,7 +157,7 @@ def plan(out, work, model_args=None, bench_args=None):
         step("benchmark", "benchmark.log",
              ["python", "-u", "benchmarks/benchmark.py", "--device", "cuda", "--workdir",
               f"{work}/benchmark", "--output", os.path.join(out, "benchmark.jsonl"),
-              *(bench_args or BENCH_ARGS).split()]),
+              *shlex.split(bench_args or BENCH_ARGS)]),
     ]
 
 

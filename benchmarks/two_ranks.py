@@ -80,6 +80,13 @@ def command(args, argv):
     return [sys.executable, "-c", code, *argv]
 
 
+def torchrun(train):
+    """torchrun's command starting ``train`` (fairseq-train, or this Python
+    with -c for bf16) as two ranks: an executable, hence --no-python."""
+    return ["torchrun", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+            "--master_port", str(free_port()), "--no-python", *train]
+
+
 def steps(log):
     """{update: fairseq's json record} of the training steps (train_inner lines)."""
     found = {}
@@ -114,12 +121,9 @@ def main(argv=None):
     work = args.work_dir or tempfile.mkdtemp(prefix="two_ranks.")
     one = run(command(args, [*train_args(args, f"{work}/one"), "--update-freq", "2"]),
               "one rank with --update-freq 2")
-    ranks = ["torchrun", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-             "--master_port", str(free_port())]
     train = command(args, [*train_args(args, f"{work}/two"), "--distributed-backend", "gloo",
                            "--distributed-world-size", "2"])
-    two = run([*ranks, *(["--no-python"] if train[0] == "fairseq-train" else []), *train],
-              "two ranks under torchrun")
+    two = run(torchrun(train), "two ranks under torchrun")
     curve_one, curve_two = steps(one), steps(two)
     common = sorted(set(curve_one) & set(curve_two))
     if len(common) < args.updates // 2:

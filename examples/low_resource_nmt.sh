@@ -66,4 +66,4 @@ for direction in en-fr fr-en; do
         printf '%s\t%s\t%s\t%s\n' "$direction" "$init" "$row" "$minutes" >> "$results"
     done
 done
-column -t -s $'\t' "$results"
+print_table "$results"

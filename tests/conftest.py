@@ -4,6 +4,7 @@ two-rank gloo runs and checkpoint comparisons."""
 import builtins
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +22,11 @@ from mass_plugin.tasks.masked_s2s import MaskedS2SConfig, MaskedS2STask
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = Path(mass_plugin.__file__).resolve().parent
+# fairseq's console scripts: beside this Python in a venv; elsewhere (the GPU
+# image installs fairseq into a --target folder) where the PATH finds them
 BIN_DIR = Path(sys.executable).parent
+if not (BIN_DIR / "fairseq-train").exists() and shutil.which("fairseq-train"):
+    BIN_DIR = Path(shutil.which("fairseq-train")).parent
 
 # under pytest-xdist the workers share the cores
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):

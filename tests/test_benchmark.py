@@ -51,6 +51,7 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
         [sys.executable, str(REPO / "benchmarks/benchmark.py"), "--quick", "--steady",
          "--updates", "3", "--warmup-min", "2", "--warmup-max", "3", "--sizes", "512",
          "--tables", "sizes,base", "--variant", "fused=--cross-attention fused",
+         "--variant", "big=--max-tokens 1024",
          "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output", str(output)],
         cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -59,11 +60,16 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     rows = [json.loads(line) for line in output.read_text().splitlines()]
     assert [row["name"] for row in rows] == [
         "denoising (BART) mask 0.5", "masked_s2s 0.5", "masked_s2s 0.5 fp32",
-        "masked_s2s 0.5 fp32, fused", "denoising (BART) mask 0.5 fp32"]
+        "masked_s2s 0.5 fp32, fused", "masked_s2s 0.5 fp32, big",
+        "denoising (BART) mask 0.5 fp32"]
+    # a --variant's --max-tokens sets its row's batches, not the others'
+    assert [row["max_tokens"] for row in rows[2:]] == [512, 512, 1024, 512]
+    assert rows[4]["sentences_per_batch"] > rows[2]["sentences_per_batch"]
     # a --variant row: measured beside the row without its options, ratio printed
-    assert "masked_s2s 0.5 fp32, fused / denoising sentences/s, base model:" in proc.stdout
+    assert "masked_s2s 0.5 fp32, fused / denoising fp32 sentences/s, base model:" in proc.stdout
     assert (tmp_path / "work/profile-masked_s2s-base-512-fp32-fused.txt").exists()
     assert len({row["batches"] for row in rows[:2]}) == 1  # the same batches
+    assert len({row["batches"] for row in rows[2:4] + rows[5:]}) == 1
     for row in rows:
         assert row["timed_steps"] == 3 and 2 <= row["warmup_steps"] <= 3
         assert row["tflops"] > 0 and row["mfu"] is None  # no known peak on a CPU
@@ -338,3 +344,17 @@ def test_cost_estimate_scales_the_measured_rate_by_counted_flops(tmp_path):
                      r"15 GPU-hours", proc.stdout), proc.stdout
     dictionary = (tmp_path / "work/vocab3000/mono-bin/dict.txt").read_text().splitlines()
     assert len(dictionary) == 3000 - 4  # fairseq adds its 4 special symbols
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_two_ranks_starts_each_precisions_command_as_an_executable(precision):
+    """torchrun runs its program with Python unless told --no-python: the
+    bf16 command, this Python with -c (fairseq-train's --bf16 means a TPU),
+    failed on the GPU as `python python -c ...`."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import two_ranks
+    args = two_ranks.parse_args(["--data-bin", "data", "--precision", precision])
+    train = two_ranks.command(args, ["data", "--fp16"])
+    cmd = two_ranks.torchrun(train)
+    assert cmd[0] == "torchrun" and cmd[-len(train) - 1:] == ["--no-python", *train]
+    assert train[0] == ("fairseq-train" if precision == "fp16" else sys.executable)

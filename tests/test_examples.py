@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -108,6 +109,27 @@ def test_recipes_find_the_plugin_where_python_m_mass_plugin_does(tmp_path):
     module = subprocess.run(["python", "-m", "mass_plugin"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, check=True)
     assert recipes.stdout.strip() == module.stdout.strip() == str(PLUGIN_DIR)
+
+
+def test_results_tables_print_without_util_linux_column(tmp_path):
+    """print_table aligns a recipe's results.tsv with awk alone: the GPU
+    image has no `column`, and online_bt.sh stopped there after scoring."""
+    results = tmp_path / "results.tsv"
+    results.write_text("direction\tBLEU\tchrF\nen-fr\t12.3\t40.1\nfr-en\t9.87\t38.0\n")
+    env = cli_env()
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    shell_lib = subprocess.run(["python", "-m", "mass_tools.shell"], env=env, text=True,
+                               capture_output=True, check=True).stdout.strip()
+    bare = tmp_path / "bin"  # awk but no column on the PATH
+    bare.mkdir()
+    (bare / "awk").symlink_to(shutil.which("awk"))
+    env["PATH"] = str(bare)
+    out = subprocess.run(["/bin/bash", "-c", f'source "{shell_lib}/common.sh" 2>/dev/null; '
+                          f'print_table "{results}"'],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["direction  BLEU  chrF",
+                                       "en-fr      12.3  40.1",
+                                       "fr-en      9.87  38.0"]
 
 
 @pytest.mark.parametrize("gpus,expected", [

@@ -95,5 +95,5 @@ for subset in $TRAIN_SUBSETS; do
         done
     done
 done
-[ "$DRY_RUN" = 1 ] || column -t -s $'\t' "$results"
+[ "$DRY_RUN" = 1 ] || print_table "$results"
 finished "finished: $results"

@@ -99,5 +99,5 @@ for init in $INITS; do
             "$WORK_DIR/scores.$init" >> "$results"
     fi
 done
-[ "$DRY_RUN" = 1 ] || column -t -s $'\t' "$results"
+[ "$DRY_RUN" = 1 ] || print_table "$results"
 finished "finished: $results"

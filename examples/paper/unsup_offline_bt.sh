@@ -155,5 +155,5 @@ for round in $(seq 1 "$ROUNDS"); do
     train "$round" "$L1" "$L2"
     train "$round" "$L2" "$L1"
 done
-[ "$DRY_RUN" = 1 ] || column -t -s $'\t' "$results"
+[ "$DRY_RUN" = 1 ] || print_table "$results"
 finished "finished: $results"

@@ -72,6 +72,6 @@ if [ "$DRY_RUN" != 1 ]; then
         echo "$scores"
         printf '%s\t%s\n' "$direction" "$(bleu_chrf <<< "$scores")" >> "$results"
     done
-    column -t -s $'\t' "$results"
+    print_table "$results"
 fi
 finished "finished: $results"

@@ -80,3 +80,11 @@ bleu_chrf() {
     fi
     printf '%s\t%s\n' "$bleu" "$chrf"
 }
+
+# print_table FILE: a tab-separated file as aligned columns (awk: util-linux's
+# `column` is missing on some machines, GPU images among them)
+print_table() {
+    awk -F'\t' 'NR == FNR { for (i = 1; i <= NF; i++) if (length($i) > w[i]) w[i] = length($i); next }
+        { line = ""; for (i = 1; i < NF; i++) line = line sprintf("%-" (w[i] + 2) "s", $i)
+          print line $NF }' "$1" "$1"
+}

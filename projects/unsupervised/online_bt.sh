@@ -92,4 +92,4 @@ for direction in "$L1-$L2" "$L2-$L1"; do
     row=$(bleu_chrf <<< "$scores")
     printf '%s\t%s\n' "$direction" "$row" >> "$results"
 done
-column -t -s $'\t' "$results"
+print_table "$results"
