@@ -117,6 +117,8 @@ def test_news_crawl_to_bleu_through_pretraining_on_two_ranks_and_back_translatio
         pair = work / "round1" / f"gen-{src}-{tgt}" / "pairs"
         assert len(lines(pair.with_suffix(f".{src}"))) == len(lines(pair.with_suffix(f".{tgt}")))
         assert len(lines(pair.with_suffix(f".{tgt}"))) == kept > 0
+        assert (f"round 1: {src}->{tgt}: {kept} synthetic pairs, {len(hypotheses) - kept} "
+                "empty translation(s) left out") in log
     pretrained = str(save / "checkpoint_best.pt")
     assert len(re.findall(rf"loading pretrained model from {re.escape(pretrained)}", log)) == 2
     table = [row.split("\t") for row in lines(work / "results.tsv")]

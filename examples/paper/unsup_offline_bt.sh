@@ -78,7 +78,7 @@ with open(sys.argv[1], "rb") as idx:
 # back_translate ROUND SRC TGT: round ROUND's pairs, synthetic TGT for real SRC
 # (step 1), in WORK_DIR/roundROUND/gen-SRC-TGT/pairs.{SRC,TGT}
 back_translate() {
-    local round=$1 src=$2 tgt=$3 gen shards file
+    local round=$1 src=$2 tgt=$3 gen shards file empty
     gen=$WORK_DIR/round$round/gen-$src-$tgt
     is_done "round$round.gen-$src-$tgt" && return
     shards=$(( ($(sentences "$DATA_BIN/train.$src") + MONO_LINES - 1) / MONO_LINES ))
@@ -102,13 +102,19 @@ back_translate() {
         --max-len-b 5 --skip-invalid-size-inputs-valid-test \
         --distributed-world-size "$shards" --distributed-rank $(( (round - 1) % shards )) \
         $(decode_device_args)
-    # each real sentence (S-, subwords) with its translation (H-, subwords)
-    [ "$DRY_RUN" = 1 ] || awk -F'\t' -v real="$gen/pairs.$src" -v synthetic="$gen/pairs.$tgt" '
-        /^S-[0-9]+\t/ { source[substr($1, 3)] = $2 }
-        /^H-[0-9]+\t/ { if ($3 != "") hypothesis[substr($1, 3)] = $3 }
-        END { for (id in hypothesis) { print source[id] > real; print hypothesis[id] > synthetic } }
-    ' "$gen/generate.log"
-    [ "$DRY_RUN" = 1 ] || need "$gen/pairs.$tgt" "the round $round model" "see $gen/generate.log"
+    # each real sentence (S-, subwords) with its translation (H-, subwords);
+    # an empty translation makes no pair, and the count of those is reported
+    if [ "$DRY_RUN" != 1 ]; then
+        empty=$(awk -F'\t' -v real="$gen/pairs.$src" -v synthetic="$gen/pairs.$tgt" '
+            /^S-[0-9]+\t/ { source[substr($1, 3)] = $2 }
+            /^H-[0-9]+\t/ { if ($3 != "") hypothesis[substr($1, 3)] = $3; else empty++ }
+            END { for (id in hypothesis) { print source[id] > real; print hypothesis[id] > synthetic }
+                  print empty + 0 }
+        ' "$gen/generate.log")
+        need "$gen/pairs.$tgt" "the round $round model" "see $gen/generate.log"
+        progress "round $round: $src->$tgt: $(wc -l < "$gen/pairs.$tgt") synthetic pairs," \
+            "$empty empty translation(s) left out"
+    fi
     done_mark "round$round.gen-$src-$tgt"
 }
 
