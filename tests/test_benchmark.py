@@ -15,6 +15,8 @@ import torch
 
 from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
 
+sys.path.insert(0, str(REPO / "benchmarks"))  # the scripts' modules, imported by the tests
+
 
 def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_path):
     output = tmp_path / "results.jsonl"
@@ -156,7 +158,6 @@ def test_gpu_check_keeps_the_benchmark_for_a_call_of_its_own(tmp_path):
 
 
 def test_gpu_check_table_rules_catch_a_short_limit_and_an_over_budget_plan():
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from dataclasses import replace
 
     from gpu_check import plan, problems, select
@@ -239,7 +240,6 @@ def test_gpu_check_runner_tees_cuts_forks_warm_steps_and_writes_rows_as_they_end
 
 def test_gpu_check_rows_say_what_each_step_measured():
     """The summary's "measured" cell, from lines as each tool prints them."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from gpu_check import plan
     from gpu_check_run import measured
 
@@ -293,7 +293,6 @@ def test_gpu_check_report_prints_a_failure_as_it_happens(tmp_path):
 def test_gpu_busy_share_counts_kernels_not_the_annotation_ranges():
     """The GPU timeline repeats fairseq's record_function ranges ("forward",
     "optimizer"), which span kernels and the idle gaps between them."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from step_profile import kernel_seconds
 
     cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
@@ -351,7 +350,6 @@ def test_two_ranks_starts_each_precisions_command_as_an_executable(precision):
     """torchrun runs its program with Python unless told --no-python: the
     bf16 command, this Python with -c (fairseq-train's --bf16 means a TPU),
     failed on the GPU as `python python -c ...`."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     import two_ranks
     args = two_ranks.parse_args(["--data-bin", "data", "--precision", precision])
     train = two_ranks.command(args, ["data", "--fp16"])

@@ -14,7 +14,7 @@ import pytest
 from fairseq.data import Dictionary, data_utils
 from mirror import demo_lines, news_crawl, sacrebleu_cache, serve, tgz, xsum
 
-from conftest import BIN_DIR, REPO, cli_env, make_task
+from conftest import BIN_DIR, REPO, bash, cli_env, make_task
 
 YEARS = "2016-2017"
 STALLED = "/news-crawl/fr/news.2016.fr.shuffled.deduped.gz"  # fr's second download
@@ -195,29 +195,24 @@ def test_xsum_documents_and_summaries_are_binarized(site, summaries):
             assert len(load(path, dictionary)) == count
 
 
-def recipe(script, **variables):
-    """stdout and stderr of examples/paper/SCRIPT at SCALE=tiny on the CPU."""
-    env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
-           "SCALE": "tiny", "NUM_GPUS": "0", **{k: str(v) for k, v in variables.items()}}
-    proc = subprocess.run(["bash", str(REPO / "examples" / "paper" / script)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{script}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout + proc.stderr
+TINY = dict(SCALE="tiny", NUM_GPUS="0")  # the paper recipes shrunk for the CPU
 
 
 def test_the_recipes_train_on_what_the_scripts_wrote(site, para, summaries, tmp_path):
     """examples/paper/low_resource.sh on a parallel sample and summarization.sh
     on XSum, as data-prep wrote them (from random initialisation: the
     pre-trained start is the chain test's), each to its scores."""
-    recipe("low_resource.sh", DATA_BIN=site.out / "para" / "100" / "data-bin",
-           REFERENCE_PREFIX=site.out / "ref" / "test", PRETRAINED="unused", INITS="random",
-           DIRECTIONS="en-fr", WORK_DIR=tmp_path / "low")
+    bash("examples/paper/low_resource.sh", **TINY,
+         DATA_BIN=site.out / "para" / "100" / "data-bin",
+         REFERENCE_PREFIX=site.out / "ref" / "test", PRETRAINED="unused", INITS="random",
+         DIRECTIONS="en-fr", WORK_DIR=tmp_path / "low")
     rows = (tmp_path / "low" / "results.tsv").read_text().splitlines()[1:]
     assert [row.split("\t")[:3] for row in rows] == [["train", "en-fr", "random"]]
     assert 0 <= float(rows[0].split("\t")[3]) <= 100
     xsum = site.root / "xsum"
-    recipe("summarization.sh", DATA_BIN=xsum / "data-bin", PRETRAINED="unused",
-           REFERENCE=xsum / "text" / "test.summary", INITS="random", WORK_DIR=tmp_path / "sum")
+    bash("examples/paper/summarization.sh", **TINY, DATA_BIN=xsum / "data-bin",
+         PRETRAINED="unused", REFERENCE=xsum / "text" / "test.summary", INITS="random",
+         WORK_DIR=tmp_path / "sum")
     rows = (tmp_path / "sum" / "results.tsv").read_text().splitlines()
     assert rows[0].split("\t") == ["init", "ROUGE-1", "ROUGE-2", "ROUGE-L"]
     assert rows[1].split("\t")[0] == "random" and len(rows) == 2
