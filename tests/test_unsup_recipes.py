@@ -3,6 +3,7 @@ offline_bt): their variables, the way they run their steps, their rows and
 their synthetic pairs; the recipes themselves run in test_examples.py."""
 
 import argparse
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -82,6 +83,21 @@ def test_a_failed_command_shows_the_end_of_its_log_and_exits_1(tmp_path, capsys)
     with pytest.raises(SystemExit) as stop:  # no log: its own status, as under set -e
         commands.run(["bash", "-c", "exit 3"])
     assert stop.value.code == 3
+
+
+def test_a_program_missing_from_the_path_is_one_clear_error(tmp_path, capsys, monkeypatch):
+    """``python`` of a venv that is not active finds no fairseq-train: say so
+    instead of a FileNotFoundError's traceback, for run and output alike."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for call in (commands.run, commands.output):
+        with pytest.raises(SystemExit) as stop:
+            call(["fairseq-train", "data-bin"])
+        assert stop.value.code == 1
+        assert capsys.readouterr().err == (
+            "error: fairseq-train is not on the PATH: activate the environment fairseq is "
+            "installed in (e.g. . .venv/bin/activate), or put its bin folder on the PATH\n")
+    # the environment a command is given is the one searched
+    assert commands.output(["echo", "found"], env={"PATH": os.defpath}) == "found\n"
 
 
 @pytest.mark.parametrize("gpus,expected", [

@@ -65,6 +65,18 @@ def tail(path, lines=20):
     sys.stderr.flush()
 
 
+def words(cmd, env=None):
+    """``cmd``'s words as strings; stop with a clear error where its program
+    is not on the PATH (fairseq's commands are there once the environment
+    that installed it is active)."""
+    cmd = [str(word) for word in cmd]
+    path = (os.environ if env is None else env).get("PATH")
+    if os.sep not in cmd[0] and shutil.which(cmd[0], path=path) is None:
+        fail(f"{cmd[0]} is not on the PATH: activate the environment fairseq is installed "
+             "in (e.g. . .venv/bin/activate), or put its bin folder on the PATH")
+    return cmd
+
+
 def run(cmd, stdout=None, stderr=None, log=None, env=None):
     """Run ``cmd`` (its words, made strings). ``stdout``, ``stderr``: files
     to write its output to (``stderr=subprocess.STDOUT``: with stdout), else
@@ -78,7 +90,7 @@ def run(cmd, stdout=None, stderr=None, log=None, env=None):
         err = stderr
         if stderr not in (None, subprocess.STDOUT):
             err = stack.enter_context(open(stderr, "w"))
-        code = subprocess.call([str(word) for word in cmd], stdout=out, stderr=err, env=env)
+        code = subprocess.call(words(cmd, env), stdout=out, stderr=err, env=env)
     if code:
         if log:
             tail(log)
@@ -89,8 +101,7 @@ def run(cmd, stdout=None, stderr=None, log=None, env=None):
 def output(cmd, env=None):
     """The stdout of ``cmd`` (stderr: this process's); exit with its status where it fails."""
     sys.stdout.flush()
-    proc = subprocess.run([str(word) for word in cmd], stdout=subprocess.PIPE, text=True,
-                          env=env)
+    proc = subprocess.run(words(cmd, env), stdout=subprocess.PIPE, text=True, env=env)
     if proc.returncode:
         sys.exit(status(proc.returncode))
     return proc.stdout

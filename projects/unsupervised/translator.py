@@ -9,8 +9,10 @@ recipe's MASS pre-training where there is one (MASS_UPDATES > 0), else
 from random initialisation. Its input and output are raw text: fairseq
 (``fairseq-interactive --bpe sentencepiece``) and its CTranslate2 export
 (``python -m mass_plugin.export``, then ``mass_tools.translate_ct2
---spm``) decode it with no word-level steps. Everything is in
-WORK_DIR/translator/roundR: valid.tsv (both directions, decoded by
+--spm``) decode it with no word-level steps. The pipeline's translations
+are in WORK_DIR/translator/roundR, made once for every start; the rest in a
+folder per start, model and updates (models_folder), e.g.
+WORK_DIR/translator/roundR-600updates: valid.tsv (both directions, decoded by
 fairseq), results.tsv (the test set, once, by fairseq and by CTranslate2),
 translator.csv (the test scores with the paired bootstrap against word by
 word and against the pipeline).
@@ -176,13 +178,20 @@ def csv_row(s, folder, final, minutes):
         progress(f"== translator.csv: {line}")
 
 
+def models_folder(s, final):
+    """The models' folder in WORK_DIR/translator: one per start, model and
+    number of updates, so that no run resumes or reuses another's models
+    (roundR-600updates, roundR-mass1500-600updates,
+    roundR-transformer_mass-2100updates)."""
+    mass = f"-mass{s.translator_mass_updates}" if s.translator_mass_updates else ""
+    arch = f"-{s.translator_arch}" if s.translator_arch else ""
+    return f"round{final}{mass}{arch}-{s.translator_updates}updates"
+
+
 def build(s, final):
     """The two models from round ``final``'s pipeline, scored on valid and,
     with SCORE_TEST=1, on the test set once."""
-    # each start and model in a folder of its own, so none resumes another's
-    mass = f"-mass{s.translator_mass_updates}" if s.translator_mass_updates else ""
-    arch = f"-{s.translator_arch}" if s.translator_arch else ""
-    folder = s.work / f"translator/round{final}{mass}{arch}"
+    folder = s.work / f"translator/{models_folder(s, final)}"
     folder.mkdir(parents=True, exist_ok=True)
     clock = Clock(folder)
     for src in (s.l1, s.l2):
