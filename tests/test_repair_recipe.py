@@ -3,10 +3,12 @@ shrunken: from raw text, two rounds, resumed, then more rounds."""
 
 import collections
 import csv
+import os
 import re
 import subprocess
+import sys
 
-from conftest import REPO, bash, bash_error, cli_env, write
+from conftest import BIN_DIR, REPO, bash, bash_error, cli_env, write
 
 BOTH = ("en-fr", "fr-en")
 
@@ -252,10 +254,11 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     assert "training on" not in log.replace("translator", "")
     assert f"== the test set: round {best} (chosen on valid)" in log
     assert table_rows(out / "results.tsv") == [(i, d) for i in sorted({0, best}) for d in BOTH]
-    folder = out / f"translator/round{best}"
+    folder = out / f"translator/round{best}-2updates"
     for src, tgt in (("en", "fr"), ("fr", "en")):
         # trained on the pipeline's translation of the other language's text, from MASS
-        synthetic = (folder / f"mono.{tgt}-{src}.{src}").read_text().splitlines()
+        synthetic = (out / f"translator/round{best}/mono.{tgt}-{src}.{src}").read_text()
+        synthetic = synthetic.splitlines()
         assert len(synthetic) == 500 and "~" not in "".join(synthetic)
         train_log = (folder / f"{src}-{tgt}/train.log").read_text()
         assert f"Loaded checkpoint {out}/mass/ckpt/checkpoint_last.pt (epoch" in train_log
@@ -284,7 +287,7 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     assert "== MASS pre-training before the translator: 3 updates" in log
     mass = (out / "translator/mass3/train.log").read_text()
     assert "'_name': 'masked_s2s'" in mass and "arch='transformer_mass'" in mass
-    folder = out / f"translator/round{best}-mass3"
+    folder = out / f"translator/round{best}-mass3-2updates"
     for src, tgt in (("en", "fr"), ("fr", "en")):
         assert f"== translator {src}->{tgt}: 2 updates from MASS" in log
         train_log = (folder / f"{src}-{tgt}/train.log").read_text()
@@ -298,18 +301,84 @@ def test_repair_recipe_starts_round_1_from_mass_and_can_leave_the_test_set_alone
     # (TRANSLATOR_ARCH), the valid set alone, in a folder of its own
     plain = dict(variables, MASS_UPDATES=0, TRANSLATOR_UPDATES=2,
                  MODEL_ARGS=model.replace("transformer_mass", "transformer"))
-    log = bash("projects/unsupervised/repair.sh", **plain, TRANSLATOR_ARCH="transformer_mass")
-    folder = out / f"translator/round{best}-transformer_mass"
-    for src, tgt in (("en", "fr"), ("fr", "en")):
-        assert f"== translator {src}->{tgt}: 2 updates from random initialisation" in log
-        train_log = (folder / f"{src}-{tgt}/train.log").read_text()
-        assert "arch='transformer_mass'" in train_log and "Loaded checkpoint" not in train_log
-    valid = [line.split("\t")[:2] for line in (folder / "valid.tsv").read_text().splitlines()]
-    assert sorted(map(tuple, valid[1:])) == [("translator", d) for d in BOTH]
+    for updates in (2, 3):  # another length trains its own models, not reusing those of 2
+        log = bash("projects/unsupervised/repair.sh", **{**plain, "TRANSLATOR_UPDATES": updates},
+                   TRANSLATOR_ARCH="transformer_mass")
+        folder = out / f"translator/round{best}-transformer_mass-{updates}updates"
+        for src, tgt in (("en", "fr"), ("fr", "en")):
+            assert (f"== translator {src}->{tgt}: {updates} updates from random "
+                    "initialisation") in log
+            train_log = (folder / f"{src}-{tgt}/train.log").read_text()
+            assert "arch='transformer_mass'" in train_log and "Loaded checkpoint" not in train_log
+            assert f"num_updates {updates}" in train_log
+        valid = [line.split("\t")[:2] for line in (folder / "valid.tsv").read_text().splitlines()]
+        assert sorted(map(tuple, valid[1:])) == [("translator", d) for d in BOTH]
     for change, error in ((dict(TRANSLATOR_ARCH="lstm"), "TRANSLATOR_ARCH=lstm: give"),
                           (dict(TRANSLATOR_ARCH="transformer_mass", TRANSLATOR_MASS_UPDATES=3),
                            "a MASS start (MASS_UPDATES or TRANSLATOR_MASS_UPDATES) has")):
         assert error in bash_error("projects/unsupervised/repair.sh", **{**plain, **change})
+    check_translator_starts(out, plain, best, tmp_path / "starts")
+
+
+def translator_starts(out, variables, *options):
+    """python -m projects.unsupervised.translator_starts on OUT, the recipe's
+    variables in the environment: (exit status, stdout + stderr)."""
+    env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
+           **{k: str(v) for k, v in variables.items()}}
+    proc = subprocess.run([sys.executable, "-m", "projects.unsupervised.translator_starts",
+                           "--work-dir", str(out), *options], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=1500)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def check_translator_starts(out, variables, best, starts):
+    """The three starts of the translator, each the recipe in a copy of the
+    rounds: random and MASS at equal translator updates, random at equal
+    total updates, all transformer_mass; the table of their valid scores."""
+    options = ("--out", str(starts), "--updates", "2", "--mass-updates", "3", "--jobs", "3")
+    code, log = translator_starts(out, variables, *options)
+    assert code == 0, log[-3000:]
+    folders = {}
+    for start, updates, mass in (("random", 2, 0), ("random_total", 5, 0), ("mass", 2, 3)):
+        folder = folders[start] = starts / start / "translator" / (
+            f"round{best}-mass3-2updates" if mass else
+            f"round{best}-transformer_mass-{updates}updates")
+        assert f"[{start}] == translator en->fr: {updates} updates from " in log
+        for direction in BOTH:
+            train_log = (folder / f"{direction}/train.log").read_text()
+            assert "arch='transformer_mass'" in train_log and f"num_updates {updates}" in train_log
+            assert ("Loaded checkpoint" in train_log) == bool(mass)
+        # the rounds were copied, not trained again, and their checkpoints left behind
+        run_log = (starts / start / "run.log").read_text()
+        assert "training on" not in run_log.replace("translator", "")
+        assert not list((starts / start).glob("round*/ckpt/*.pt"))
+    with open(starts / "starts.csv", newline="") as f:
+        rows = {r["start"]: r for r in csv.DictReader(f)}
+    assert [(r["pretrain_updates"], r["translator_updates"]) for r in rows.values()] == [
+        ("0", "2"), ("0", "5"), ("3", "2")]
+    for start, r in rows.items():  # the scores of its valid.tsv, p against the MASS start
+        valid = [line.split("\t") for line in (folders[start] / "valid.tsv").read_text()
+                 .splitlines()[1:]]
+        assert sorted((r[f"bleu_{d}"], r[f"chrf_{d}"]) for d in ("en_fr", "fr_en")) == sorted(
+            (bleu, chrf) for _, _, bleu, chrf, _ in valid)
+        for p in (r[f"p_{key}_{d}"] for key in ("bleu", "chrf") for d in ("en_fr", "fr_en")):
+            assert (p == "") if start == "mass" else 0 <= float(p) <= 1
+    assert re.search(r"^random_total +0\+5 ", log, re.M)
+    # run again: every start resumes in its copy and trains nothing
+    code, again = translator_starts(out, variables, *options)
+    assert code == 0 and "updates from" not in again and "random_total" in again
+    # --pack: the same copy, for another machine: the pairs and markers the recipe reads to
+    # resume and round BEST's translations, not the checkpoints, models or round files
+    code, log = translator_starts(out, variables, "--pack", str(starts / "packed"))
+    packed = starts / "packed"
+    assert code == 0 and f"== {packed}: round {best}'s translations" in log
+    assert (packed / "valid.tsv").read_text() == (out / "valid.tsv").read_text()
+    assert (packed / f"translator/round{best}/mono.fr-en.en").is_file()
+    assert sorted(p.name for p in (packed / "round1").rglob("*")) == [
+        "ckpt", "done", "pairs.en.clean", "pairs.fr.clean"]
+    assert not list(packed.rglob("*.pt")) and not (packed / "translator/mass3").exists()
+    code, error = translator_starts(starts / "none", variables)
+    assert code == 1 and f"--work-dir {starts / 'none'}: no valid.tsv" in error
 
 
 def test_one_sitting_builds_the_in_domain_text_once_and_runs_the_recipe_on_the_corpora(

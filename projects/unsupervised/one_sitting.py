@@ -66,14 +66,19 @@ def in_domain_text(data, raw):
         progress(f"== {mono}: {sum(1 for _ in mono.open(encoding='utf-8'))} lines")
 
 
+def recipe_env(data, work):
+    """The recipe's variables for the corpora ``data`` in ``work``."""
+    return dict(MONO_PREFIX=str(Path(work) / "raw/mono"), WORK_DIR=str(work),
+                REFERENCE_PREFIX=str(Path(data) / "para/en-fr/test"),
+                VALID_PREFIX=str(Path(data) / "para/en-fr/valid"), L1=LANGS[0], L2=LANGS[1])
+
+
 def main(argv=None):
     args = parse_args(argv)
     data, work = Path(args.data), Path(args.work_dir)
     check(data)
     in_domain_text(data, work / "raw")
-    os.environ.update(MONO_PREFIX=str(work / "raw/mono"), WORK_DIR=str(work),
-                      REFERENCE_PREFIX=str(data / "para/en-fr/test"),
-                      VALID_PREFIX=str(data / "para/en-fr/valid"), L1="en", L2="fr")
+    os.environ.update(recipe_env(data, work))
     repair.main([])
 
 
