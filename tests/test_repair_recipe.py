@@ -367,6 +367,11 @@ def check_translator_starts(out, variables, best, starts):
     # run again: every start resumes in its copy and trains nothing
     code, again = translator_starts(out, variables, *options)
     assert code == 0 and "updates from" not in again and "random_total" in again
+    # --report-only: the table from the starts' outputs, no recipe run at all
+    (starts / "starts.csv").unlink()
+    code, report = translator_starts(out, variables, *options, "--report-only")
+    assert code == 0 and "[random]" not in report and (starts / "starts.csv").is_file()
+    assert re.search(r"^random_total +0\+5 ", report, re.M)
     # --pack: the same copy, for another machine: the pairs and markers the recipe reads to
     # resume and round BEST's translations, not the checkpoints, models or round files
     code, log = translator_starts(out, variables, "--pack", str(starts / "packed"))

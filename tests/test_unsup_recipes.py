@@ -85,6 +85,16 @@ def test_a_failed_command_shows_the_end_of_its_log_and_exits_1(tmp_path, capsys)
     assert stop.value.code == 3
 
 
+def test_the_recipe_s_tables_print_in_columns_without_util_linux(tmp_path, capsys, monkeypatch):
+    """show_tables pads each column to its widest cell, as column -t does,
+    with no column command on the PATH (a GPU image has none)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rows = ["round\tdirection\tBLEU", "0\ten-fr\t9.34", "12\tfr-en\t11.01"]
+    (tmp_path / "valid.tsv").write_text("\n".join(rows) + "\n")
+    scores.show_tables(tmp_path, test=False)
+    assert capsys.readouterr().out.splitlines() == [
+        "round  direction  BLEU", "0      en-fr      9.34", "12     fr-en      11.01"]
+
 def test_a_program_missing_from_the_path_is_one_clear_error(tmp_path, capsys, monkeypatch):
     """``python`` of a venv that is not active finds no fairseq-train: say so
     instead of a FileNotFoundError's traceback, for run and output alike."""

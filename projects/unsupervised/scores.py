@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from projects.unsupervised import rounds_table
-from projects.unsupervised.commands import call, fail, output, progress, run
+from projects.unsupervised.commands import call, fail, output, progress
 
 HEADER = "round\tdirection\tBLEU\tchrF\tminutes\n"
 
@@ -61,7 +61,18 @@ def show_tables(work, test=True):
     """results.tsv and rounds.csv of ``work``, in columns; valid.tsv
     where the test set was not scored (``test`` False)."""
     if not test:
-        run(["column", "-t", "-s", "\t", Path(work) / "valid.tsv"])
+        print_columns(Path(work) / "valid.tsv", "\t")
         return
-    run(["column", "-t", "-s", "\t", Path(work) / "results.tsv"])
-    run(["column", "-t", "-s", ",", Path(work) / "rounds.csv"])
+    print_columns(Path(work) / "results.tsv", "\t")
+    print_columns(Path(work) / "rounds.csv", ",")
+
+
+def print_columns(path, separator):
+    """PATH's rows with each column padded to its widest cell, two spaces
+    apart, as ``column -t`` prints them (util-linux is not everywhere)."""
+    rows = [line.split(separator) for line in
+            Path(path).read_text(encoding="utf-8").splitlines() if line]
+    widths = [max(len(row[i]) for row in rows if i < len(row))
+              for i in range(max(map(len, rows), default=0))]
+    for row in rows:
+        progress("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -62,6 +62,9 @@ def parse_args(argv=None):
     parser.add_argument("--mass-updates", type=int, default=1500,
                         help="the MASS start's pre-training updates (1500)")
     parser.add_argument("--jobs", type=int, default=1, help="starts run side by side (1)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only the table and starts.csv, from the starts' valid.tsv and "
+                        "translations in OUT (starts run elsewhere and copied back)")
     parser.add_argument("--pack", metavar="DEST",
                         help="only copy what the starts read of the work directory to DEST "
                         "(to run them on another machine, with --work-dir DEST), and stop")
@@ -96,13 +99,14 @@ def valid_prefix(args):
 
 
 def variables(args, start):
-    """The recipe's variables for ``start``."""
-    env = {"SCORE_TEST": "0", "TRANSLATOR_UPDATES": str(args.updates)}
+    """The recipe's variables for ``start``, each start's own set whatever
+    the environment holds."""
+    env = {"SCORE_TEST": "0", "MASS_UPDATES": "0", "TRANSLATOR_UPDATES": str(args.updates)}
     if start == "mass":
-        return {**env, "TRANSLATOR_MASS_UPDATES": str(args.mass_updates)}
+        return {**env, "TRANSLATOR_MASS_UPDATES": str(args.mass_updates), "TRANSLATOR_ARCH": ""}
     if start == "random_total":
         env["TRANSLATOR_UPDATES"] = str(args.updates + args.mass_updates)
-    return {**env, "TRANSLATOR_ARCH": "transformer_mass"}
+    return {**env, "TRANSLATOR_MASS_UPDATES": "0", "TRANSLATOR_ARCH": "transformer_mass"}
 
 
 def ready(work):
@@ -125,13 +129,17 @@ def left_out(work, folder, names):
     """Of the ``names`` in ``folder`` (within ``work``), those a resumed run
     of the recipe does not read once the rounds are done: checkpoints,
     CTranslate2 exports, the translators' models, the subword statistics,
-    and in each round all but its pairs (pairs.LANG.clean) and ckpt/done."""
+    the pipeline's caches and n-best lists, and in each round all but its
+    pairs (pairs.LANG.clean) and ckpt/done."""
     parts = Path(folder).relative_to(work).parts
     left = [n for n in names if n.endswith(".pt") or n == "ct2"]
-    if parts == ():
-        left += [n for n in names if n in ("dict", "mono.spm.all")]
+    if parts == ():  # and the pipeline's caches of the text it translated
+        left += [n for n in names if n in ("dict", "mono.spm.all", "pieces.tmp") or
+                 n.endswith(".nbest") or fnmatch(n, "plain.*") or fnmatch(n, "words.*")]
     elif parts == ("translator",):
         left += [n for n in names if fnmatch(n, "round*-*") or fnmatch(n, "mass*")]
+    elif parts[0] == "translator":
+        left += [n for n in names if n.endswith(".nbest")]
     elif re.fullmatch(r"round\d+", parts[0]) and len(parts) == 1:
         left += [n for n in names if n != "ckpt" and not fnmatch(n, "pairs.*.clean")]
     elif re.fullmatch(r"round\d+", parts[0]) and parts[1:] == ("ckpt",):
@@ -221,7 +229,11 @@ def paired(reference, baseline, system):
     """sacreBLEU's paired bootstrap of ``system`` against ``baseline``: (p BLEU, p chrF)."""
     proc = subprocess.run(["sacrebleu", str(reference), "-i", str(baseline), str(system),
                            "--paired-bs", "-m", "bleu", "chrf", "-f", "json"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True)
+    if proc.returncode:
+        fail(f"sacrebleu's paired bootstrap of {system} against {baseline} failed (exit "
+             f"{proc.returncode}): {proc.stderr.strip()[-500:]}; the starts are done: rerun "
+             "with --report-only once it works")
     scores = json.loads(proc.stdout)[1]
     return scores["BLEU"]["p_value"], scores["chrF2"]["p_value"]
 
@@ -289,8 +301,9 @@ def main(argv=None):
                  f"resume, {size / 2**20:.1f} MiB")
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    progress(f"== the translators learn from round {final}'s pipeline, in copies of {work}")
-    run_all(args)
+    if not args.report_only:
+        progress(f"== the translators learn from round {final}'s pipeline, in copies of {work}")
+        run_all(args)
     report(args, final)
 
 
