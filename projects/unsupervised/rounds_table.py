@@ -24,6 +24,7 @@ import argparse
 import csv
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from mass_tools.output_stats import stats
@@ -77,12 +78,20 @@ def read_results(path):
             for r in rows}
 
 
-def paired_p(reference, baseline, system):
-    """The p-value of sacreBLEU's paired bootstrap of ``system`` against ``baseline``."""
+def paired_p(reference, baseline, system, metrics=("bleu",)):
+    """The p-values of sacreBLEU's paired bootstrap of ``system`` against
+    ``baseline``: BLEU's, or one per metric where ``metrics`` names more
+    (a tuple in their order: "bleu", "chrf")."""
     proc = subprocess.run(["sacrebleu", str(reference), "-i", str(baseline), str(system),
-                           "--paired-bs", "-m", "bleu", "-f", "json"],
-                          capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)[1]["BLEU"]["p_value"]
+                           "--paired-bs", "-m", *metrics, "-f", "json"],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        sys.exit(f"error: sacrebleu's paired bootstrap of {system} against {baseline} failed "
+                 f"(exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    scores = json.loads(proc.stdout)[1]
+    names = {"bleu": "BLEU", "chrf": "chrF2"}
+    ps = tuple(scores[names[m]]["p_value"] for m in metrics)
+    return ps[0] if len(ps) == 1 else ps
 
 
 def target_share(path, lang):

@@ -29,7 +29,6 @@ what the starts read (a few MiB) for another machine, a GPU's say.
 import argparse
 import contextlib
 import csv
-import json
 import os
 import re
 import shutil
@@ -41,7 +40,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from types import SimpleNamespace
 
-from projects.unsupervised import choose_round, one_sitting
+from projects.unsupervised import choose_round, one_sitting, rounds_table
 from projects.unsupervised.commands import call, fail, progress, tail
 from projects.unsupervised.translator import models_folder
 
@@ -225,19 +224,6 @@ def folder(args, start, final):
     return args.out / start / "translator" / models_folder(s, final)
 
 
-def paired(reference, baseline, system):
-    """sacreBLEU's paired bootstrap of ``system`` against ``baseline``: (p BLEU, p chrF)."""
-    proc = subprocess.run(["sacrebleu", str(reference), "-i", str(baseline), str(system),
-                           "--paired-bs", "-m", "bleu", "chrf", "-f", "json"],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        fail(f"sacrebleu's paired bootstrap of {system} against {baseline} failed (exit "
-             f"{proc.returncode}): {proc.stderr.strip()[-500:]}; the starts are done: rerun "
-             "with --report-only once it works")
-    scores = json.loads(proc.stdout)[1]
-    return scores["BLEU"]["p_value"], scores["chrF2"]["p_value"]
-
-
 def row(args, start, final):
     """START's row of starts.csv; p against the MASS start (empty for itself)."""
     v, d = variables(args, start), folder(args, start, final)
@@ -254,10 +240,10 @@ def row(args, start, final):
         cells[f"chrf_{key}"] = scores[f"{src}-{tgt}"]["chrF"]
         p_bleu = p_chrf = ""
         if start != "mass" and "mass" in args.starts:
-            p_bleu, p_chrf = paired(
+            p_bleu, p_chrf = rounds_table.paired_p(
                 f"{valid_prefix(args)}.{tgt}",
                 folder(args, "mass", final) / f"translator.valid.{src}-{tgt}.txt",
-                d / f"translator.valid.{src}-{tgt}.txt")
+                d / f"translator.valid.{src}-{tgt}.txt", metrics=("bleu", "chrf"))
         cells[f"p_bleu_{key}"], cells[f"p_chrf_{key}"] = p_bleu, p_chrf
     return cells
 
