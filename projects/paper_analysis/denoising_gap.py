@@ -63,12 +63,16 @@ def parse_args(argv=None):
     return args
 
 
-def seed_runner(args, seed):
-    """The paper analysis's runner for one seed, its data prepared."""
+def seed_runner(args, seed, point_args=None):
+    """The paper analysis's runner for one seed, its data prepared;
+    ``point_args`` (default: this study's points, then the options given)
+    follow the quickstart's scale."""
     work = Path(args.work_dir) / f"s{seed}"
+    if point_args is None:
+        point_args = POINT_ARGS + args.analysis_args
     analysis_args = analysis.parse_args(
         ["--raw-dir", args.raw_dir, "--work-dir", str(work), "--seed", str(seed),
-         "--jobs", str(args.jobs), *SCALE, *POINT_ARGS, *args.analysis_args])
+         "--jobs", str(args.jobs), *SCALE, *point_args])
     runner = Runner(analysis_args)
     runner.check_signature()
     runner.prepare_data()
