@@ -1,5 +1,7 @@
 """--gelu-precision model and --cross-attention fused compute what fairseq's
-paths compute (the GPU gain is measured by benchmarks/benchmark.py)."""
+paths compute (the GPU gain is measured by benchmarks/benchmark.py); on a
+GPU, so do --attention sdpa and --compile-layers (inductor), whose CPU tests
+are test_sdpa_attention.py and test_compiled_layers.py."""
 
 import pytest
 import torch
@@ -121,7 +123,9 @@ def relative_error(results, reference):
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("option", [dict(gelu_precision="model"), dict(cross_attention="fused")])
+@pytest.mark.parametrize("option", [dict(gelu_precision="model"), dict(cross_attention="fused"),
+                                    dict(attention="sdpa"), dict(compile_layers=True),
+                                    dict(attention="sdpa", compile_layers=True)])
 def test_the_fast_paths_follow_fairseqs_on_the_gpu(task, dtype, option):
     """On CUDA the fused attention kernels differ from fairseq's path: in fp16
     and bf16, each path's distance from fp32 fairseq is at most 1.5 times

@@ -30,6 +30,9 @@ import torch.nn.functional as F
 from fairseq import utils
 from fairseq.modules import MultiheadAttention
 
+from .compiled_layers import compile_layers
+from .sdpa_attention import ATTENTION_PATHS, use_sdpa_attention
+
 GELU_PRECISIONS = ("fp32", "model")
 CROSS_ATTENTION_PATHS = ("fairseq", "fused")
 
@@ -51,15 +54,24 @@ def _layers(model):
     return list(model.encoder.layers) + list(model.decoder.layers)
 
 
-def apply_gpu_kernels(model, args) -> None:
-    """Switch ``model``'s layers to the paths ``args`` chooses (in place)."""
+def apply_gpu_kernels(model, args, left_pad_target=False) -> None:
+    """Switch ``model``'s layers to the paths ``args`` chooses (in place):
+    these two, ``--attention`` (:mod:`sdpa_attention`) and
+    ``--compile-layers`` (:mod:`compiled_layers`)."""
     gelu = getattr(args, "gelu_precision", None) or "model"
     cross = getattr(args, "cross_attention", None) or "fairseq"
+    attention = getattr(args, "attention", None) or "fairseq"
     if gelu not in GELU_PRECISIONS:
         raise ValueError(f"--gelu-precision {gelu}: choose one of {', '.join(GELU_PRECISIONS)}")
     if cross not in CROSS_ATTENTION_PATHS:
         raise ValueError(f"--cross-attention {cross}: choose one of "
                          f"{', '.join(CROSS_ATTENTION_PATHS)}")
+    if attention not in ATTENTION_PATHS:
+        raise ValueError(f"--attention {attention}: choose one of {', '.join(ATTENTION_PATHS)}")
+    if attention == "sdpa" and left_pad_target:
+        raise ValueError("--attention sdpa runs the decoder's self-attention causal without "
+                         "a padding mask, which needs decoder inputs padded on the right: "
+                         "drop --left-pad-target, or use --attention fairseq")
     if gelu == "model":
         fairseq_gelu = utils.get_activation_fn("gelu")
         for layer in _layers(model):
@@ -71,3 +83,8 @@ def apply_gpu_kernels(model, args) -> None:
             if type(attention) is MultiheadAttention:
                 # a subclass adding a method and no state: the weights stay as they are
                 attention.__class__ = FusedCrossAttention
+    if attention == "sdpa":
+        use_sdpa_attention(model)
+        model.encoder.sdpa = model.decoder.sdpa = True
+    if getattr(args, "compile_layers", False):
+        compile_layers(model)

@@ -27,18 +27,19 @@ from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: AP
     model_checksums,
     upgrade_language_embeddings,
 )
-from .embedding_style import EMBEDDING_STYLES, apply_embedding_style
-from .gpu_kernels import CROSS_ATTENTION_PATHS, GELU_PRECISIONS, apply_gpu_kernels
+from .embedding_style import apply_embedding_style
+from .gpu_kernels import apply_gpu_kernels
 from .language_embeddings import build_language_embedding, model_languages
 from .mask_hiding import (
-    HIDE_MASK_STATES,
     check_hide_mask_states,
     hidden_from_self_attention,
     hidden_positions,
     prepare_self_attention_hooks,
 )
+from .model_options import add_mass_args
 from .position_hooks import hook_state, prepare_position_hook
 from .precision import check_bf16_device
+from .sdpa_stacks import SRC_PADDED, decode_features, encode
 
 MASK_SYMBOL = "<mask>"
 
@@ -62,11 +63,20 @@ class TransformerMassEncoder(TransformerEncoderBase):
     (:mod:`mask_hiding`).
     """
 
+    sdpa = False  # set by --attention sdpa (gpu_kernels)
+
     def __init__(self, cfg, dictionary, embed_tokens):
         super().__init__(cfg, dictionary, embed_tokens)
         self.embed_langs = None  # set by TransformerMassModel.build_model
         prepare_position_hook(self.embed_positions)
         prepare_self_attention_hooks(self.layers)
+
+    def forward_scriptable(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
+                           return_all_hiddens: bool = False, token_embeddings=None):
+        if self.sdpa and not self.return_fc:
+            return encode(self, src_tokens, return_all_hiddens, token_embeddings)
+        return super().forward_scriptable(src_tokens, src_lengths, return_all_hiddens,
+                                          token_embeddings)
 
     def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
                 return_all_hiddens: bool = False, token_embeddings=None,
@@ -78,6 +88,7 @@ class TransformerMassEncoder(TransformerEncoderBase):
                                   token_embeddings)
         if hidden is not None:
             out["encoder_padding_mask"] = [out["encoder_padding_mask"][0] | hidden]
+            out.pop(SRC_PADDED, None)  # the mask now hides more than padding
         if tgt is not None:
             out["tgt_lang_id"] = [tgt]
         return out
@@ -113,10 +124,23 @@ class TransformerMassDecoder(TransformerDecoderBase):
     padding; without ``positions`` it is fairseq's decoder, unchanged.
     """
 
+    sdpa = False  # set by --attention sdpa (gpu_kernels)
+
     def __init__(self, cfg, dictionary, embed_tokens, no_encoder_attn=False):
         super().__init__(cfg, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
         self.embed_langs = None  # set by TransformerMassModel.build_model
         prepare_position_hook(self.embed_positions)
+
+    def extract_features_scriptable(self, prev_output_tokens, encoder_out,
+                                    incremental_state=None, full_context_alignment=False,
+                                    alignment_layer=None, alignment_heads=None):
+        if (self.sdpa and incremental_state is None and not full_context_alignment
+                and not self.cross_self_attention):
+            return decode_features(self, prev_output_tokens, encoder_out, alignment_layer,
+                                   alignment_heads)
+        return super().extract_features_scriptable(
+            prev_output_tokens, encoder_out, incremental_state, full_context_alignment,
+            alignment_layer, alignment_heads)
 
     def forward(self, prev_output_tokens, encoder_out=None, incremental_state=None,
                 positions=None, **kwargs):
@@ -181,57 +205,7 @@ class TransformerMassModel(TransformerModel):
     @staticmethod
     def add_args(parser):
         TransformerModel.add_args(parser)
-        parser.add_argument(
-            "--language-embeddings", metavar="LANGS", default=None,
-            help="comma-separated languages, e.g. 'en,fr': one learned embedding "
-            "per language is added to the encoder input (source language) and the "
-            "decoder input (target language); 'none' for no language embeddings. "
-            "Default: the task's --langs when it lists two or more (cross-lingual "
-            "pre-training, unsupervised_translation), else the languages of the "
-            "--finetune-from-model checkpoint, so fine-tuning keeps them",
-        )
-        parser.add_argument(
-            "--embedding-lang-pair", metavar="SRC-TGT", default=None,
-            help="with language embeddings: the languages the encoder and the decoder "
-            "are told when the task's -s/-t are not among them, e.g. 'en-en' for "
-            "summarization with .document/.summary files. Default: the task's -s/-t. "
-            "Ignored by a model without language embeddings",
-        )
-        parser.add_argument(
-            "--hide-mask-states", choices=HIDE_MASK_STATES,
-            help="keep the encoder's <mask> states from the decoder in MASS batches: "
-            "'cross' leaves them out of the decoder's cross-attention, as MASS-unsupNMT "
-            "(the XLM-based code) does; 'encoder' also makes them padding in the "
-            "encoder's self-attention, as MASS-supNMT does. Span tokens left unchanged "
-            "or replaced at random stay visible, as in both. Default 'none': nothing is "
-            "hidden, so the decoder step predicting position t may attend to the "
-            "<mask> state at t. Translation, denoising and generation are unaffected",
-        )
-        parser.add_argument(
-            "--embedding-style", choices=tuple(EMBEDDING_STYLES),
-            help="'xlm' (the default): as the XLM-based original (MASS-unsupNMT), token "
-            "and learned position embeddings added at the same scale with a LayerNorm on "
-            "the sum, and GELU (sets --no-scale-embedding --layernorm-embedding "
-            "--encoder-learned-pos --decoder-learned-pos --activation-fn gelu unless "
-            "given). 'fairseq': tokens scaled by sqrt(dim), no LayerNorm, the "
-            "architecture's activation (the default before; checkpoints keep the style "
-            "they were trained with). Fine-tuning keeps the --finetune-from-model "
-            "checkpoint's style"
-        )
-        parser.add_argument(
-            "--gelu-precision", choices=GELU_PRECISIONS,
-            help="'model' (the default): GELU computed by torch in the model's precision "
-            "(fp32 inside the kernel: the same values as fairseq's, without its fp32 "
-            "copy of the activations under --fp16/--bf16). 'fp32': fairseq's own GELU. "
-            "The same function in fp32; no effect with another --activation-fn",
-        )
-        parser.add_argument(
-            "--cross-attention", choices=CROSS_ATTENTION_PATHS,
-            help="'fused': the decoder's cross-attention goes through torch's fused "
-            "attention in training and scoring, but for the last layer (same values to "
-            "float rounding; beam search unchanged). Default 'fairseq': fairseq's "
-            "batched matrix products and fp32 softmax there",
-        )
+        add_mass_args(parser)
 
     @classmethod
     def build_model(cls, args, task):
@@ -246,7 +220,8 @@ class TransformerMassModel(TransformerModel):
         model.hide_mask_states = check_hide_mask_states(
             getattr(args, "hide_mask_states", None) or "none")
         model.mask_idx = model.encoder.dictionary.index(MASK_SYMBOL)
-        apply_gpu_kernels(model, args)
+        apply_gpu_kernels(model, args, getattr(getattr(task, "cfg", None),
+                                               "left_pad_target", False))
         if langs:
             if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
                 raise ValueError("--language-embeddings needs positional embeddings "
