@@ -8,10 +8,9 @@ empty line): each line is split into pieces with the sentencepiece model of
 training, translated with beam search, and the pieces joined back, as
 fairseq-generate --post-process sentencepiece does; ``--nbest N`` writes
 each line's N best hypotheses instead, on N consecutive lines, best first
-(what projects/unsupervised/restore_placeholders.py --nbest reads). With ``--pieces`` the
-input and output are space-separated sentencepiece pieces instead (as
-projects/unsupervised/offline_bt.sh keeps its monolingual text) and ``--spm`` is
-not needed. Needs only ctranslate2 and sentencepiece (``pip install -e
+(what the unsupervised recipe's repairs read, projects/unsupervised/rounds.py). With
+``--pieces`` the input and output are space-separated sentencepiece pieces
+instead and ``--spm`` is not needed. Needs only ctranslate2 and sentencepiece (``pip install -e
 '.[serve]'``), not fairseq.
 """
 

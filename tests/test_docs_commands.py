@@ -12,7 +12,10 @@ from conftest import REPO, cli_env
 
 PAGES = [REPO / "README.md", REPO / "examples" / "README.md",
          *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "projects").rglob("*.md"))]
-FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.M | re.S)
+# a block whose info string names a commit (```bash at caad472) holds commands of a log's
+# history as they ran at that commit, since removed: not commands of today's code
+AT_COMMIT = re.compile(r"\bat [0-9a-f]{7,40}\b")
 MODULE = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*)")
 SCRIPT = re.compile(r"(?:^|[\s\"'=(])(?:\./)?"
                     r"((?:examples|projects|benchmarks|mass_plugin|mass_tools)"
@@ -21,8 +24,11 @@ OURS = ("mass_plugin", "mass_tools", "projects")
 
 
 def code_blocks(page):
-    """The fenced code of ``page``, continuation lines joined, comments dropped."""
-    for block in FENCE.findall(page.read_text(encoding="utf-8")):
+    """The fenced code of ``page`` (not the blocks of a past commit), continuation
+    lines joined, comments dropped."""
+    for info, block in FENCE.findall(page.read_text(encoding="utf-8")):
+        if AT_COMMIT.search(info):
+            continue
         for line in block.replace("\\\n", " ").splitlines():
             yield re.sub(r"(^|\s)#.*", "", line)
 

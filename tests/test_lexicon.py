@@ -1,16 +1,20 @@
 """The word tools of projects/unsupervised: a word lexicon from two monolingual
 corpora (induce_lexicon), word-by-word translation with it (translate_words),
-and the pairs made from it (denoising_pairs, lexicon_round_trip_pairs,
-model_round_trip_pairs, restore_placeholders)."""
+and what the repair rounds make of it (rounds.py: round-trip pairs, shuffled
+and thinned copies, the placeholders restored)."""
 
 import collections
+import random
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import REPO, write
+from mass_tools.textio import InputError
+from projects.unsupervised import rounds
 from projects.unsupervised.induce_lexicon import tokenized
 
 DATA = REPO / "examples" / "data"
@@ -235,17 +239,15 @@ def test_placeholders_stand_for_unknown_words_and_are_restored_in_order(tmp_path
     # a repair model moved one placeholder and kept both; line 3 got one it had none of
     write(tmp_path / "repaired", ["Ouvrir le fichier ~ ~.", "", "le ~ fichier"])
     write(tmp_path / "fallback", ["F1", "", "F3"])
-    proc = prep("restore_placeholders.py", "--input", tmp_path / "repaired",
-                "--masked", tmp_path / "masked", "--placeholder", "~",
-                "--fallback", tmp_path / "fallback", "--output", tmp_path / "out")
+    said = rounds.restore_all(tmp_path / "repaired", tmp_path / "masked", tmp_path / "fallback",
+                              1, tmp_path / "out")
     assert (tmp_path / "out").read_text().splitlines() == [
         "Ouvrir le fichier notes ~ now.", "", "F3"]
-    assert "1 of 3 lines fell back" in proc.stderr
+    assert said == ["1 of 3 lines fell back to --fallback"]
     write(tmp_path / "short", ["x"])
-    proc = prep("restore_placeholders.py", "--input", tmp_path / "short",
-                "--masked", tmp_path / "masked", "--placeholder", "~",
-                "--fallback", tmp_path / "fallback", check=False)
-    assert proc.returncode == 1 and "have 1, 3, 3 lines" in proc.stderr
+    with pytest.raises(InputError, match="do not hold the same text"):
+        rounds.restore_all(tmp_path / "short", tmp_path / "masked", tmp_path / "fallback", 1,
+                           tmp_path / "out")
     proc = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en", "--tgt-lang",
                 "fr", "--placeholder", "~", stdin="x\n", check=False)
     assert proc.returncode == 2 and "--placeholder and --masked go together" in proc.stderr
@@ -258,96 +260,61 @@ def test_restoring_from_an_n_best_list_takes_the_first_hypothesis_that_kept_the_
     # two hypotheses a line, best first: line 1's best lost its placeholder, line 3's both did
     write(tmp_path / "nbest", ["Ouvrir le fichier.", "Ouvrir le ~ fichier.", "le fichier",
                                "le ~ fichier", "x", "y ~"])
-    args = ["--masked", tmp_path / "masked", "--placeholder", "~", "--fallback",
-            tmp_path / "fallback"]
-    proc = prep("restore_placeholders.py", "--input", tmp_path / "nbest", "--nbest", "2",
-                *args, "--output", tmp_path / "out")
+    said = rounds.restore_all(tmp_path / "nbest", tmp_path / "masked", tmp_path / "fallback",
+                              2, tmp_path / "out")
     assert (tmp_path / "out").read_text().splitlines() == [
         "Ouvrir le notes fichier.", "le fichier", "F3"]
-    assert "1 of 3 lines fell back" in proc.stderr
-    assert "1 lines took a hypothesis after the first" in proc.stderr
-    proc = prep("restore_placeholders.py", "--input", tmp_path / "nbest", *args, check=False)
-    assert proc.returncode == 1 and "with --nbest 1 lines of --input for each" in proc.stderr
+    assert said == ["1 of 3 lines fell back to --fallback",
+                    "1 lines took a hypothesis after the first"]
+    with pytest.raises(InputError, match="do not hold the same text"):
+        rounds.restore_all(tmp_path / "nbest", tmp_path / "masked", tmp_path / "fallback", 1,
+                           tmp_path / "out")
 
 
-def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_match(tmp_path):
-    lexicon = tmp_path / "one.en-fr.tsv"
-    write(lexicon, ["the\tle\t0.5", "file\tfichier\t0.4", "open\touvrir\t0.05"])
+def test_pairs_from_a_translation_there_and_back_keep_lines_whose_placeholders_match(
+        tmp_path, capsys):
+    write(tmp_path / "one.en-fr.tsv", ["the\tle\t0.5", "file\tfichier\t0.4",
+                                       "open\touvrir\t0.05"])
+    write(tmp_path / "one.fr-en.tsv", ["le\tthe\t0.5", "fichier\tfile\t0.4"])
+    s = SimpleNamespace(lexicon=tmp_path / "one", l1="en", l2="fr", min_score_l1_l2="0",
+                        min_score_l2_l1="0")
     write(tmp_path / "mono.en", ["Open the notes file.", "the file", "", "notes on the file",
                                  "the file"])
     # what a model's French came back as: line 2 gained a placeholder, line 5 is empty
     write(tmp_path / "back.en", ["Open those ~ of file.", "the ~ file", "", "~ of the file",
                                  ""])
-    args = ["--input", tmp_path / "mono.en", "--back", tmp_path / "back.en", "--lexicon",
-            lexicon, "--lang", "en", "--placeholder", "~", "--noisy-suffix", "nen",
-            "--clean-suffix", "en"]
-    proc = prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "a")
+    rounds.round_trip_pairs(s, "en", tmp_path / "mono.en", tmp_path / "back.en", tmp_path / "a")
     assert (tmp_path / "a.nen").read_text().splitlines() == ["Open those ~ of file.",
                                                              "~ of the file"]
     # the clean side: one placeholder for each run of words the lexicon lacks ("notes on")
     assert (tmp_path / "a.en").read_text().splitlines() == ["Open the ~ file.", "~ the file"]
-    assert "2 of 5 lines kept" in proc.stderr
-    # --min-score masks what translate_words.py left out: "Open" too, so line 1 no longer matches
-    prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
+    assert "2 of 5 lines kept" in capsys.readouterr().err
+    # the --min-score of the way out masks what word by word left out: "Open" too
+    s.min_score_l1_l2 = "0.1"
+    rounds.round_trip_pairs(s, "en", tmp_path / "mono.en", tmp_path / "back.en", tmp_path / "b")
     assert (tmp_path / "b.en").read_text().splitlines() == ["~ the file"]
-    # French input masked by the lexicon's second column, where "le" and "fichier" are known
+    # French text is masked with the French one-way lexicon
     write(tmp_path / "mono.fr", ["le fichier notes", "x", "", "fichier", "x"])
     write(tmp_path / "back.fr", ["the file ~", "x", "", "file", "~"])
-    fr = list(args)
-    fr[fr.index("--input") + 1], fr[fr.index("--back") + 1] = (tmp_path / "mono.fr",
-                                                               tmp_path / "back.fr")
-    prep("model_round_trip_pairs.py", *fr, "--output", tmp_path / "f", "--reverse", "--lang", "fr")
-    assert (tmp_path / "f.en").read_text().splitlines() == ["le fichier ~", "fichier", "~"]
-    back = args.index("--back") + 1
-    for lines, error in ((["x"], "--input has 5 lines, --back 1"),
+    rounds.round_trip_pairs(s, "fr", tmp_path / "mono.fr", tmp_path / "back.fr", tmp_path / "f")
+    assert (tmp_path / "f.fr").read_text().splitlines() == ["le fichier ~", "fichier", "~"]
+    s.min_score_l1_l2 = "0"
+    for lines, error in ((["x"], "has 5 lines, .* 1"),
                          (["~ and ~"] * 5, "no line has as many placeholders")):
         write(tmp_path / "other.en", lines)
-        args[back] = tmp_path / "other.en"
-        proc = prep("model_round_trip_pairs.py", *args, "--output", tmp_path / "c", check=False)
-        assert proc.returncode == 1 and error in proc.stderr
-
-
-def test_round_trip_pairs_make_word_by_word_mistakes_and_mask_what_the_lexicon_lacks(tmp_path):
-    lexicon = tmp_path / "lexicon.tsv"
-    # "the" -> "le" but "le" and "la" both -> "the": "la" comes back as "le", the gender mistake
-    write(lexicon, ["the\tle\t0.5", "the\tla\t0.4", "file\tfichier\t0.4", "cell\tcellule\t0.3",
-                    "lost\tperdu\t0.05"])
-    write(tmp_path / "mono.fr", ["Ouvrez la cellule perdue.", "", "la cellule perdu",
-                                 "Ouvrez perdue la cellule"])
-    args = ["--lexicon", lexicon, "--lang-column", "2", "--lang", "fr", "--other-lang", "en",
-            "--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
-            "--placeholder", "~", "--shuffle", "0", "--dropout", "0"]
-    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "a", "--copies", "2")
-    noisy = (tmp_path / "a.nfr").read_text().splitlines()
-    clean = (tmp_path / "a.fr").read_text().splitlines()
-    assert noisy == ["~ le cellule ~."] * 2 + ["le cellule perdu"] * 2 + ["~ le cellule"] * 2
-    assert clean == ["~ la cellule ~."] * 2 + ["la cellule perdu"] * 2 + ["~ la cellule"] * 2
-    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "b", "--min-score", "0.1")
-    assert (tmp_path / "b.nfr").read_text().splitlines()[1] == "le cellule ~"
-    # shuffled and thinned as denoising_pairs.py does, placeholders never dropped
-    write(tmp_path / "long.fr", [" ".join(["la cellule perdue"] * 30)])
-    args[args.index("--input") + 1] = tmp_path / "long.fr"
-    in_order = ["le", "cellule", "~"] * 30
-    args[-3:] = ["3", "--dropout", "0"]
-    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "c")
-    shuffled = (tmp_path / "c.nfr").read_text().split()
-    assert shuffled != in_order and sorted(shuffled) == sorted(in_order)
-    args[-3:] = ["0", "--dropout", "0.3"]
-    prep("lexicon_round_trip_pairs.py", *args, "--output", tmp_path / "d")
-    thinned = (tmp_path / "d.nfr").read_text().split()
-    assert thinned.count("~") == 30 and thinned.count("le") < 25
+        with pytest.raises(InputError, match=error):
+            rounds.round_trip_pairs(s, "en", tmp_path / "mono.en", tmp_path / "other.en",
+                                    tmp_path / "c")
 
 
 def test_noised_copies_move_words_locally_drop_some_and_keep_the_line_beside_them(tmp_path):
     words = [f"w{i}" for i in range(30)]
-    write(tmp_path / "mono.fr", [" ".join(words), "", " ".join(words[:5])])
-    args = ["--input", tmp_path / "mono.fr", "--noisy-suffix", "nfr", "--clean-suffix", "fr",
-            "--copies", "20", "--shuffle", "3", "--dropout", "0.1"]
-    prep("denoising_pairs.py", *args, "--output", tmp_path / "a")
+    write(tmp_path / "mono.fr", [" ".join(words)] * 20 + ["", " ".join(words[:5])])
+    rounds.noised_copies(tmp_path / "mono.fr", tmp_path / "a", "fr")
     noisy = (tmp_path / "a.nfr").read_text().splitlines()
     clean = (tmp_path / "a.fr").read_text().splitlines()
-    assert len(noisy) == len(clean) == 40  # the empty line is skipped
-    assert clean[:20] == [" ".join(words)] * 20 and clean[20:] == [" ".join(words[:5])] * 20
+    assert len(noisy) == len(clean) == 21  # the empty line is skipped
+    assert clean == [" ".join(words)] * 20 + [" ".join(words[:5])]
     dropped = 0
     for line in noisy[:20]:
         kept = line.split()
@@ -360,17 +327,9 @@ def test_noised_copies_move_words_locally_drop_some_and_keep_the_line_beside_the
         assert all(positions[j] >= i - 2 for j, i in enumerate(range(len(kept))))
     assert noisy[:20] != [" ".join(words)] * 20, "nothing was shuffled"
     assert 0.03 < dropped / 600 < 0.2, dropped
-    prep("denoising_pairs.py", *args, "--output", tmp_path / "b")
+    rounds.noised_copies(tmp_path / "mono.fr", tmp_path / "b", "fr")
     assert (tmp_path / "b.nfr").read_text() == (tmp_path / "a.nfr").read_text()
-    prep("denoising_pairs.py", *args, "--seed", "2", "--output", tmp_path / "c")
+    rounds.noised_copies(tmp_path / "mono.fr", tmp_path / "c", "fr", seed=2)
     assert (tmp_path / "c.nfr").read_text() != (tmp_path / "a.nfr").read_text()
-
-
-def test_noising_says_what_is_wrong(tmp_path):
-    write(tmp_path / "empty.fr", ["", ""])
-    base = ["--output", tmp_path / "x", "--noisy-suffix", "nfr", "--clean-suffix", "fr"]
-    proc = prep("denoising_pairs.py", "--input", tmp_path / "empty.fr", *base, check=False)
-    assert proc.returncode == 1 and "no non-empty line" in proc.stderr
-    proc = prep("denoising_pairs.py", "--input", tmp_path / "empty.fr", *base, "--dropout", "1",
-                check=False)
-    assert proc.returncode == 2 and "--dropout 1.0" in proc.stderr
+    # placeholders are never dropped
+    assert rounds.noised(["~"] * 50, 3, 0.9, random.Random(1), {"~"}) == ["~"] * 50

@@ -1,9 +1,9 @@
-"""Running the steps of the recipes written in Python (repair.py, offline_bt.py)
-as the shell recipes ran them: fairseq and other programs as subprocesses,
-their output where the recipe keeps it and the end of a log on stderr where
-one fails; the tools of this project and of mass_tools in-process, with
-their errors as ``python -m`` gives them; the device arguments of
-mass_tools/shell/common.sh, from the same NUM_GPUS and USER_DIR."""
+"""How the unsupervised recipe runs its steps: fairseq and other programs as
+subprocesses, their output where the recipe keeps it and the end of a log on
+stderr where one fails; the tools of this project and of mass_tools
+in-process, their errors as ``python -m`` gives them; fairseq-train with the
+recipe's optimizer; the device arguments of mass_tools/shell/common.sh, from
+the same NUM_GPUS and USER_DIR. Nothing here knows the recipe's stages."""
 
 import contextlib
 import functools
@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from mass_tools import apply_subwords
 from mass_tools.textio import InputError
 
 STARTED = time.monotonic()
@@ -30,8 +31,7 @@ def fail(message, status=1):
 
 
 def progress(line, stream=None):
-    """One line of progress on stdout (or ``stream``), written before any
-    later command's output."""
+    """One line of progress on stdout (or ``stream``), before any later command's output."""
     print(line, file=stream or sys.stdout, flush=True)
 
 
@@ -78,11 +78,10 @@ def words(cmd, env=None):
 
 
 def run(cmd, stdout=None, stderr=None, log=None, env=None):
-    """Run ``cmd`` (its words, made strings). ``stdout``, ``stderr``: files
-    to write its output to (``stderr=subprocess.STDOUT``: with stdout), else
-    this process's own. Where it fails: with ``log``, that file's last 20
-    lines on stderr and exit status 1; without, exit with its status (bash's
-    ``set -e``)."""
+    """Run ``cmd``. ``stdout``, ``stderr``: files for its output
+    (``stderr=subprocess.STDOUT``: with stdout), else this process's own.
+    Where it fails: with ``log``, that file's last 20 lines on stderr and
+    exit status 1; without, exit with its status (bash's ``set -e``)."""
     sys.stdout.flush()
     sys.stderr.flush()
     with contextlib.ExitStack() as stack:
@@ -99,7 +98,7 @@ def run(cmd, stdout=None, stderr=None, log=None, env=None):
 
 
 def output(cmd, env=None):
-    """The stdout of ``cmd`` (stderr: this process's); exit with its status where it fails."""
+    """The stdout of ``cmd``; exit with its status where it fails."""
     sys.stdout.flush()
     proc = subprocess.run(words(cmd, env), stdout=subprocess.PIPE, text=True, env=env)
     if proc.returncode:
@@ -188,14 +187,6 @@ def hypotheses(log, kind="D"):
     return sorted(found, key=lambda hypothesis: hypothesis[0])
 
 
-def show_last_validation(log, stream=None):
-    """The last line of fairseq's validation in the training ``log``, if any."""
-    lines = Path(log).read_text(errors="replace").splitlines()
-    valid = [line for line in lines if "| valid on" in line]
-    if valid:
-        progress(valid[-1], stream)
-
-
 def concatenate(parts, target):
     """The files ``parts``, one after the other, in ``target`` (cat PARTS > TARGET)."""
     with open(target, "wb") as out:
@@ -210,3 +201,82 @@ def write_lines(path, lines):
     with open(tmp, "w", encoding="utf-8") as f:
         f.writelines(f"{line}\n" for line in lines)
     os.replace(tmp, path)
+
+
+def hold_out(source, train, held_out, count=200):
+    """The last ``count`` lines of ``source`` into ``held_out``, the others into ``train``."""
+    lines = Path(source).read_bytes().splitlines(keepends=True)
+    Path(held_out).write_bytes(b"".join(lines[-count:]))
+    Path(train).write_bytes(b"".join(lines[:-count]))
+
+
+def pieces(s, source, target):
+    """``source`` in pieces of WORK_DIR/spm.model, in ``target``."""
+    call(apply_subwords.main, "--model", s.work / "spm.model", "--input", source,
+         "--output", target)
+
+
+def arch(model_args):
+    """The --arch of fairseq-train's model options ("" where they name none)."""
+    words = model_args.split()
+    return words[words.index("--arch") + 1] if "--arch" in words[:-1] else ""
+
+
+def with_arch(model_args, name):
+    """``model_args`` with --arch ``name``, the other options (sizes, dropout) kept."""
+    words = model_args.split()
+    if "--arch" in words[:-1]:
+        at = words.index("--arch")
+        words = words[:at] + words[at + 2:]
+    return " ".join(["--arch", name, *words])
+
+
+def fairseq_train(s, folder, task_args, updates, model_args, restore=None,
+                  criterion=("label_smoothed_cross_entropy", "--label-smoothing", "0.1")):
+    """fairseq-train of ``model_args`` on FOLDER/bin (``task_args``: --task
+    and its options; ``criterion``: --criterion and its options): Adam at
+    LR, ``updates`` updates, the last checkpoint in FOLDER/ckpt, from the
+    weights of ``restore`` (None: random initialisation) unless FOLDER/ckpt
+    has a checkpoint to resume from. Its log FOLDER/train.log, whose last
+    validation is shown; FOLDER/ckpt/done at the end."""
+    save_dir = folder / "ckpt"
+    options = []
+    if restore and not (save_dir / "checkpoint_last.pt").is_file():
+        options = ["--restore-file", restore, "--reset-optimizer", "--reset-dataloader",
+                   "--reset-meters", "--reset-lr-scheduler"]
+    log = folder / "train.log"
+    run(["fairseq-train", folder / "bin", "--user-dir", user_dir(), *task_args,
+         *model_args.split(), "--criterion", *criterion,
+         "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", s.lr,
+         "--lr-scheduler", "inverse_sqrt",
+         "--warmup-updates", updates // 2 if updates < 2000 else 500,
+         "--max-tokens", s.max_tokens, "--max-update", updates, "--save-dir", save_dir,
+         "--no-epoch-checkpoints", "--save-interval-updates", updates,
+         "--keep-interval-updates", "1", "--log-interval", "50", "--num-workers", "0",
+         "--seed", "1", *options, *device_args(s.max_tokens, s.tokens_per_update)],
+        stdout=log, stderr=subprocess.STDOUT, log=log)
+    valid = [line for line in log.read_text(errors="replace").splitlines()
+             if "| valid on" in line]
+    if valid:
+        progress(valid[-1])
+    (save_dir / "done").touch()
+
+
+def convert_ct2(model, ct2, data, langs, model_args):
+    """``ct2``: the checkpoint ``model`` (of the binarized ``data`` and the
+    direction ``langs``, trained with ``model_args``) for CTranslate2, with
+    CTranslate2's fairseq converter, or for the plugin's transformer_mass
+    through ``python -m mass_plugin.export``, which writes it as fairseq's
+    plain transformer first."""
+    if arch(model_args).startswith("transformer_mass"):
+        exported = Path(f"{ct2}.export")
+        shutil.rmtree(exported, ignore_errors=True)
+        cmd = [sys.executable, "-m", "mass_plugin.export", "--checkpoint", model,
+               "--data-bin", data, "--output", exported / "model.pt", "--ctranslate2",
+               f"{ct2}.tmp", "--source-lang", langs[0], "--target-lang", langs[1]]
+    else:
+        cmd = ["ct2-fairseq-converter", "--model_path", model, "--data_dir", data,
+               "--source_lang", langs[0], "--target_lang", langs[1], "--user_dir", user_dir(),
+               "--output_dir", f"{ct2}.tmp"]
+    run(cmd, stdout=f"{ct2}.log", stderr=subprocess.STDOUT, log=f"{ct2}.log")
+    shutil.move(f"{ct2}.tmp", ct2)

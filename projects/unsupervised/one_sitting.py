@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from mass_tools import select_in_domain
+from mass_tools.textio import run_main
 from projects.unsupervised import repair
 from projects.unsupervised.commands import call, fail, progress
 
@@ -78,9 +79,8 @@ def main(argv=None):
     data, work = Path(args.data), Path(args.work_dir)
     check(data)
     in_domain_text(data, work / "raw")
-    os.environ.update(recipe_env(data, work))
-    repair.main([])
+    repair.main([], {**os.environ, **recipe_env(data, work)})
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -13,21 +13,17 @@ whose translation is itself (``LibreOffice``, ``PDF``) keeps its spelling.
 is the first model of unsupervised translation in Lample et al. (2018): no
 reordering, no context, but no parallel text either.
 
-With ``--spm-model`` the input and output are sentencepiece pieces (the
-form projects/unsupervised/offline_bt.sh works in): pieces are joined into text
-before translation and the translation is split again.
-
 With ``--placeholder SYMBOL --masked FILE`` each run of words the lexicon
 does not know is written as one SYMBOL instead, and FILE gets, line for
-line, the runs replaced (tab-separated, in order), for a model trained on
-pairs from projects/unsupervised/lexicon_round_trip_pairs.py to leave them alone;
-projects/unsupervised/restore_placeholders.py puts them back into its output.
+line, the runs replaced (tab-separated, in order), for a model trained to
+leave them alone, as the repair recipe's (projects/unsupervised/rounds.py),
+which puts them back into its output.
 
 With ``--sample CANDIDATES`` (induce_lexicon.py ``--candidates``) each of the
 ``--sample-words`` most frequent words of CANDIDATES is translated, each
 time it occurs, by one of its candidates drawn at random, with probability
 proportional to exp(score / ``--temperature``); the other words as without
-it. This is for round trips (projects/unsupervised/model_round_trip_pairs.py) whose first leg
+it. This is for round trips (projects/unsupervised/rounds.py) whose first leg
 stands for a human translation: "the" becomes "le" some of the time, and
 back word by word "a", as French "le" translated word by word at test time
 does; through the nearest neighbours alone it always comes back as "the".
@@ -58,8 +54,6 @@ def parse_args(argv=None):
     parser.add_argument("--tgt-lang", required=True, help="language of the output (Moses)")
     parser.add_argument("--min-score", type=float, default=None,
                         help="use only pairs whose score (third column) is at least this")
-    parser.add_argument("--spm-model", default=None,
-                        help="input and output are pieces of this sentencepiece model")
     parser.add_argument("--placeholder", default=None,
                         help="write this symbol for each run of words the lexicon does not know")
     parser.add_argument("--masked", default=None,
@@ -84,8 +78,6 @@ def parse_args(argv=None):
     if args.placeholder is not None and (not args.placeholder or " " in args.placeholder
                                          or "\t" in args.placeholder):
         parser.error(f"--placeholder {args.placeholder!r}: give one symbol without spaces")
-    if args.placeholder is not None and args.spm_model:
-        parser.error("--placeholder works on text: leave out --spm-model")
     return args
 
 
@@ -220,18 +212,9 @@ def main(argv=None):
                                        candidates, args.seed)
     if args.placeholder is not None:
         return write_masked(translate, args)
-    spm = None
-    if args.spm_model:
-        import sentencepiece
-
-        spm = sentencepiece.SentencePieceProcessor(model_file=args.spm_model)
     with AtomicWriter(args.output) as out:
         for line in read_lines(args.input):
-            if spm is None:
-                out.write(translate(line) + "\n")
-            else:
-                text = translate(spm.decode_pieces(line.split()))
-                out.write(" ".join(spm.encode(text, out_type=str)) + "\n")
+            out.write(translate(line) + "\n")
 
 
 def write_masked(translate, args):

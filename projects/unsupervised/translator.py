@@ -1,62 +1,100 @@
 """One translation model per direction, trained by back-translation from the
-repair recipe's pipeline (projects.unsupervised.repair, TRANSLATOR_UPDATES > 0).
+repair recipe's pipeline (python -m projects.unsupervised.repair,
+TRANSLATOR_UPDATES > 0).
 
-The pipeline (word by word, repaired, placeholders restored) of the round
-the run ends with translates each language's monolingual text into the
-other language; the model of L1->L2 learns to translate that synthetic L1
-back into the real L2 text (and L2->L1 the other way), starting from the
-recipe's MASS pre-training where there is one (MASS_UPDATES > 0), else
-from random initialisation. Its input and output are raw text: fairseq
-(``fairseq-interactive --bpe sentencepiece``) and its CTranslate2 export
-(``python -m mass_plugin.export``, then ``mass_tools.translate_ct2
---spm``) decode it with no word-level steps. The pipeline's translations
-are in WORK_DIR/translator/roundR, made once for every start; the rest in a
-folder per start, model and updates (models_folder), e.g.
-WORK_DIR/translator/roundR-600updates: valid.tsv (both directions, decoded by
-fairseq), results.tsv (the test set, once, by fairseq and by CTranslate2),
+The pipeline of the round the run ends with has translated each language's
+monolingual text into the other language (its inputs here); the model of
+L1->L2 learns to translate that synthetic L1 back into the real L2 text, and
+L2->L1 the other way. It is the plugin's ``transformer_mass`` with
+MODEL_ARGS's sizes, in its default embedding style (XLM's), from random
+initialisation or, with TRANSLATOR_MASS_UPDATES, from that many updates of
+MASS pre-training of its own (``masked_s2s --langs L1,L2`` on MONO_PREFIX,
+half of each sentence masked, no language embeddings): one model, two
+starts, the comparison of projects/unsupervised/results.md. Its input and
+output are raw text: fairseq (``fairseq-interactive --bpe sentencepiece``)
+and its CTranslate2 export (``python -m mass_plugin.export``, then
+``mass_tools.translate_ct2 --spm``) decode it with no word-level steps.
+
+Everything goes to WORK_DIR/translator: the pre-training in massN, the
+models in a folder per start and updates (``folder``), e.g.
+roundR-mass1500-600updates: valid.tsv (both directions, by fairseq),
+results.tsv (the test set, once, by fairseq and by CTranslate2) and
 translator.csv (the test scores with the paired bootstrap against word by
 word and against the pipeline).
 """
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-from projects.unsupervised import rounds_table
 from projects.unsupervised.commands import (
-    Clock,
+    convert_ct2,
     ct2_device,
     decode_device_args,
+    fairseq_train,
+    hold_out,
     hypotheses,
+    pieces,
     progress,
     run,
     seconds,
     user_dir,
+    with_arch,
     write_lines,
 )
-from projects.unsupervised.pipeline import translate
-from projects.unsupervised.repair_model import convert_ct2, fit, hold_out, with_arch
-from projects.unsupervised.repair_start import mass_model
-from projects.unsupervised.repair_text import other, pieces
-from projects.unsupervised.scores import add_row, has_row, sacrebleu, start_table
+from projects.unsupervised.scores import add_row, has_row, paired_p, sacrebleu, start_table
 
 HEADER = "system\tdirection\tBLEU\tchrF\tminutes\n"
+HELD_OUT = 200  # lines of each language for MASS's validation loss
 
 
-def pairs(s, folder, final, src, tgt):
-    """FOLDER/SRC-TGT/{train,valid}.{SRC,TGT} in pieces: TGT's monolingual
-    text translated into SRC by the pipeline of round ``final`` (once, in
-    WORK_DIR/translator/roundR for every start), next to
-    itself; VALID_PREFIX's pairs (else the last 200 pairs held out)."""
-    d = folder / f"{src}-{tgt}"
-    d.mkdir(parents=True, exist_ok=True)
-    # the same for every start: in roundR, whichever folder the models are in
-    synthetic = s.work / f"translator/round{final}/mono.{tgt}-{src}.{src}"
-    if not synthetic.is_file():
-        synthetic.parent.mkdir(parents=True, exist_ok=True)
-        progress(f"== translator: {s.mono_prefix}.{tgt} into {src} by round {final}'s pipeline")
-        translate(s, final, tgt, f"{s.mono_prefix}.{tgt}", f"{synthetic}.tmp", "mono")
-        Path(f"{synthetic}.tmp").rename(synthetic)
+def folder(s, final):
+    """The models' folder: one per start and number of updates, so that no
+    run resumes or reuses another's models."""
+    start = f"mass{s.translator_mass_updates}" if s.translator_mass_updates \
+        else "transformer_mass"
+    return s.work / f"translator/round{final}-{start}-{s.translator_updates}updates"
+
+
+def model_args(s):
+    """MODEL_ARGS's sizes as the plugin's transformer_mass."""
+    return with_arch(s.model_args, "transformer_mass")
+
+
+def pretrain(s):
+    """WORK_DIR/translator/massN: TRANSLATOR_MASS_UPDATES updates of MASS
+    pre-training on MONO_PREFIX's text of both languages (the last HELD_OUT
+    lines of each for the validation loss), unless done; its last
+    checkpoint. Interrupted, it resumes from that checkpoint."""
+    updates = s.translator_mass_updates
+    pre = s.work / f"translator/mass{updates}"
+    if (pre / "ckpt/done").is_file():
+        return pre / "ckpt/checkpoint_last.pt"
+    pre.mkdir(parents=True, exist_ok=True)
+    langs = f"{s.l1},{s.l2}"
+    if not (pre / "bin").is_dir():
+        for lang in (s.l1, s.l2):
+            pieces(s, f"{s.mono_prefix}.{lang}", pre / f"all.{lang}")
+            hold_out(pre / f"all.{lang}", pre / f"train.{lang}", pre / f"valid.{lang}",
+                     HELD_OUT)
+        shutil.rmtree(pre / "bin.tmp", ignore_errors=True)
+        run([sys.executable, "-m", "mass_tools.binarize", "--destdir", pre / "bin.tmp",
+             "--langs", langs, "--dict", s.work / "dict.txt", "--workers", "2",
+             "--mono-train", pre / "train.{lang}", "--mono-valid", pre / "valid.{lang}"],
+            stdout=pre / "binarize.log", stderr=subprocess.STDOUT, log=pre / "binarize.log")
+        shutil.move(pre / "bin.tmp", pre / "bin")
+    progress(f"== MASS pre-training before the translator: {updates} updates on "
+             f"{s.mono_prefix}.{{{langs}}}")
+    fairseq_train(s, pre, ["--task", "masked_s2s", "--langs", langs, "--valid-subset",
+                           f"valid.{s.l1},valid.{s.l2}", "--language-embeddings", "none"],
+                  updates, model_args(s), criterion=("masked_s2s_loss",))
+    return pre / "ckpt/checkpoint_last.pt"
+
+
+def binarize(s, d, synthetic, src, tgt):
+    """D/bin: ``synthetic`` (in SRC) beside TGT's monolingual text, in
+    pieces; VALID_PREFIX's pairs (else the last 200 pairs held out)."""
     pieces(s, synthetic, d / f"all.{src}")
     pieces(s, f"{s.mono_prefix}.{tgt}", d / f"all.{tgt}")
     for lang in (src, tgt):
@@ -72,42 +110,19 @@ def pairs(s, folder, final, src, tgt):
     Path(d / "bin.tmp").rename(d / "bin")
 
 
-def model_args(s):
-    """The translator's model options: MODEL_ARGS, as transformer_mass where
-    TRANSLATOR_MASS_UPDATES gives it a MASS start of its own, with the --arch
-    of TRANSLATOR_ARCH where it is set."""
-    if s.translator_mass_updates:
-        return with_arch(s.model_args, "transformer_mass")
-    if s.translator_arch:
-        return with_arch(s.model_args, s.translator_arch)
-    return s.model_args
-
-
-def start(s):
-    """The checkpoint both directions start from (None: random
-    initialisation), pre-trained first where TRANSLATOR_MASS_UPDATES asks."""
-    if s.mass_updates:
-        return s.work / "mass/ckpt/checkpoint_last.pt"
-    if s.translator_mass_updates:
-        n = s.translator_mass_updates
-        return mass_model(s, s.work / f"translator/mass{n}", n, model_args(s), "the translator")
-    return None
-
-
-def train(s, folder, final, src, tgt):
-    """The SRC->TGT model, TRANSLATOR_UPDATES updates, unless done; its checkpoint."""
-    d = folder / f"{src}-{tgt}"
-    last = d / "ckpt/checkpoint_last.pt"
+def train(s, models, synthetic, src, tgt):
+    """The SRC->TGT model, TRANSLATOR_UPDATES updates, unless done."""
+    d = models / f"{src}-{tgt}"
     if (d / "ckpt/done").is_file():
-        return last
+        return
+    d.mkdir(parents=True, exist_ok=True)
     if not (d / "bin").is_dir():
-        pairs(s, folder, final, src, tgt)
-    restore = start(s)
+        binarize(s, d, synthetic, src, tgt)
+    restore = pretrain(s) if s.translator_mass_updates else None
     label = "MASS" if restore else "random initialisation"
     progress(f"== translator {src}->{tgt}: {s.translator_updates} updates from {label}")
-    fit(s, d, ["--task", "translation", "-s", src, "-t", tgt], s.translator_updates, restore,
-        model_args=model_args(s))
-    return last
+    fairseq_train(s, d, ["--task", "translation", "-s", src, "-t", tgt],
+                  s.translator_updates, model_args(s), restore)
 
 
 def decode(s, model, src, tgt, source, target, engine):
@@ -119,7 +134,7 @@ def decode(s, model, src, tgt, source, target, engine):
     if engine == "ctranslate2":
         ct2 = d / "ct2"
         if not (ct2 / "model.bin").is_file():
-            convert_ct2(s, model, ct2, d / "bin", (src, tgt), model_args(s))
+            convert_ct2(model, ct2, d / "bin", (src, tgt), model_args(s))
         run([sys.executable, "-m", "mass_tools.translate_ct2", "--model", ct2, "--spm",
              s.work / "spm.model", "--input", source, "--output", target,
              "--beam", s.score_beam, "--batch-size", "64", "--max-len-a", "1.2",
@@ -134,17 +149,16 @@ def decode(s, model, src, tgt, source, target, engine):
     write_lines(target, [line for _, line in hypotheses(f"{target}.gen")])
 
 
-def score(s, folder, system, src, split, prefix, minutes):
-    """A row of FOLDER/{valid,results}.tsv: SYSTEM's (translator: fairseq;
+def score(s, models, system, src, tgt, split, prefix, minutes):
+    """A row of MODELS/{valid,results}.tsv: SYSTEM's (translator: fairseq;
     translator_ct2: CTranslate2) SRC->TGT translation of PREFIX.SRC."""
-    tgt = other(s, src)
-    table = folder / ("valid.tsv" if split == "valid" else "results.tsv")
+    table = models / ("valid.tsv" if split == "valid" else "results.tsv")
     start_table(table, HEADER)
     if has_row(table, system, f"{src}-{tgt}"):
         return
-    out = folder / f"{system}.{split}.{src}-{tgt}.txt"
+    out = models / f"{system}.{split}.{src}-{tgt}.txt"
     engine = "ctranslate2" if system.endswith("ct2") else "fairseq"
-    decode(s, folder / f"{src}-{tgt}/ckpt/checkpoint_last.pt", src, tgt, f"{prefix}.{src}",
+    decode(s, models / f"{src}-{tgt}/ckpt/checkpoint_last.pt", src, tgt, f"{prefix}.{src}",
            out, engine)
     scores = sacrebleu(f"{prefix}.{tgt}", out)
     progress(f"== {system} {src}->{tgt} {split}:")
@@ -152,11 +166,11 @@ def score(s, folder, system, src, split, prefix, minutes):
     add_row(table, system, f"{src}-{tgt}", scores, minutes)
 
 
-def csv_row(s, folder, final, minutes):
+def csv_rows(s, models, final, minutes):
     """translator.csv: each engine's test scores, the paired bootstrap (p)
     against word by word (round 0) and the pipeline (round ``final``)."""
     rows = {}
-    for line in (folder / "results.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+    for line in (models / "results.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         system, direction, bleu, chrf, _ = line.split("\t")
         rows[(system, direction)] = (bleu, chrf)
     both = (f"{s.l1}-{s.l2}", f"{s.l2}-{s.l1}")
@@ -168,44 +182,33 @@ def csv_row(s, folder, final, minutes):
         cells += [rows[(system, d)][i] for i in (0, 1) for d in both]
         for baseline in (0, final):
             for d in both:
-                ref = f"{s.reference_prefix}.{d.split('-')[1]}"
-                cells.append(str(rounds_table.paired_p(
-                    ref, s.work / f"round{baseline}.test.{d}.txt",
-                    folder / f"{system}.test.{d}.txt")))
+                cells.append(str(paired_p(f"{s.reference_prefix}.{d.split('-')[1]}",
+                                          s.work / f"round{baseline}.test.{d}.txt",
+                                          models / f"{system}.test.{d}.txt")))
         lines.append(",".join(cells))
-    write_lines(folder / "translator.csv", lines)
+    write_lines(models / "translator.csv", lines)
     for line in lines[1:]:
         progress(f"== translator.csv: {line}")
 
 
-def models_folder(s, final):
-    """The models' folder in WORK_DIR/translator: one per start, model and
-    number of updates, so that no run resumes or reuses another's models
-    (roundR-600updates, roundR-mass1500-600updates,
-    roundR-transformer_mass-2100updates)."""
-    mass = f"-mass{s.translator_mass_updates}" if s.translator_mass_updates else ""
-    arch = f"-{s.translator_arch}" if s.translator_arch else ""
-    return f"round{final}{mass}{arch}-{s.translator_updates}updates"
-
-
-def build(s, final):
-    """The two models from round ``final``'s pipeline, scored on valid and,
-    with SCORE_TEST=1, on the test set once."""
-    folder = s.work / f"translator/{models_folder(s, final)}"
-    folder.mkdir(parents=True, exist_ok=True)
-    clock = Clock(folder)
-    for src in (s.l1, s.l2):
-        if not (folder / f"{src}-{other(s, src)}/ckpt/done").is_file():
+def build(s, final, synthetic, clock):
+    """The two models from round ``final``'s ``synthetic`` translations
+    ({(SRC, TGT): the SRC file made from TGT's text}), their time on
+    ``clock``, scored on valid and, with SCORE_TEST=1, on the test set once."""
+    models = folder(s, final)
+    for src, tgt in synthetic:
+        if not (models / f"{src}-{tgt}/ckpt/done").is_file():
             began = seconds()
-            train(s, folder, final, src, other(s, src))
+            train(s, models, synthetic[(src, tgt)], src, tgt)
             clock.spent(began)
     minutes = round(clock.total() / 60)
     progress(f"== translator: {minutes} minutes of back-translation and training in all")
-    for src in (s.l1, s.l2):
+    for src, tgt in synthetic:
         if s.valid_prefix:
-            score(s, folder, "translator", src, "valid", s.valid_prefix, minutes)
-        if s.score_test == "1":
+            score(s, models, "translator", src, tgt, "valid", s.valid_prefix, minutes)
+        if s.score_test:
             for system in ("translator", "translator_ct2"):
-                score(s, folder, system, src, "test", s.reference_prefix, minutes)
-    if s.score_test == "1" and not (folder / "translator.csv").is_file():
-        csv_row(s, folder, final, minutes)
+                score(s, models, system, src, tgt, "test", s.reference_prefix, minutes)
+    if s.score_test and not (models / "translator.csv").is_file():
+        csv_rows(s, models, final, minutes)
+
