@@ -2,7 +2,8 @@
 
 Use with ``--user-dir mass_plugin``: importing the package registers the task
 ``masked_s2s``, the ``transformer_mass`` architectures and the criteria
-``masked_s2s_loss`` and ``encoder_mlm_loss`` with fairseq, and lets fairseq
+``masked_s2s_loss`` and ``encoder_mlm_loss`` and the optimizer ``torch_adam``
+(:mod:`mass_plugin.optim.torch_adam`) with fairseq, and lets fairseq
 load checkpoints on torch >= 2.6 through an allow-list (see :mod:`mass_plugin.checkpoint_safety`),
 also in jobs of several processes (see :mod:`mass_plugin.checkpoint_broadcast`).
 It also makes fairseq's ``--no-repeat-ngram-size`` work on CPU (see
@@ -22,6 +23,7 @@ from . import (  # noqa: F401
     distributed_cpu,
     models,
     ngram_blocking,
+    optim,
     tasks,
 )
 

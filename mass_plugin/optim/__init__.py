@@ -1,0 +1,3 @@
+"""Optimizers the plugin registers with fairseq."""
+
+from . import torch_adam  # noqa: F401
