@@ -409,8 +409,20 @@ def assert_no_dropout(model):
     assert rates and not any(rates.values()), {k: p for k, p in rates.items() if p}
 
 
-def loss_curve(data, device, precision, updates, *extra):
-    """Training losses of ``updates`` updates of masked_s2s, cycling over the
+def logged_step(trainer, batch):
+    """``trainer.train_step(batch)``'s log with what fairseq's Trainer logs
+    beside it (the gradient norm ``gnorm``, 3 decimals, the loss scale...),
+    or None for an update it skipped."""
+    from fairseq.logging import metrics
+
+    with metrics.aggregate(new_root=True) as logged:
+        log = trainer.train_step(batch)
+    return None if log is None else {**logged.get_smoothed_values(), **log}
+
+
+def training_curve(data, device, precision, updates, *extra):
+    """The training loss and the gradient norm (``gnorm``, fairseq's 3
+    decimals) of each of ``updates`` updates of masked_s2s, cycling over the
     first epoch's batches, from the weights of seed 1 with every dropout off
     (so runs in two precisions draw nothing at random). None marks an update
     that fp16 skipped for an overflow."""
@@ -418,8 +430,13 @@ def loss_curve(data, device, precision, updates, *extra):
                             *extra)
     assert_no_dropout(trainer.model)
     batches = list(trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=False))
-    logs = [trainer.train_step([batches[i % len(batches)]]) for i in range(updates)]
-    return [log["loss"] if log else None for log in logs]
+    logs = [logged_step(trainer, [batches[i % len(batches)]]) for i in range(updates)]
+    return {key: [log[key] if log else None for log in logs] for key in ("loss", "gnorm")}
+
+
+def loss_curve(data, device, precision, updates, *extra):
+    """The training losses of ``training_curve``."""
+    return training_curve(data, device, precision, updates, *extra)["loss"]
 
 
 def assert_loss_curves_match(half, full, tolerance):
@@ -430,6 +447,20 @@ def assert_loss_curves_match(half, full, tolerance):
     for update, (a, b, gap) in enumerate(zip(half, full, gaps), start=1):
         print(f"update {update:3d}: {a:.3f} against {b:.3f}, gap {gap:.3f}")
     assert max(gaps) <= tolerance, f"largest gap {max(gaps):.3f} over {tolerance}"
+
+
+def assert_training_curves_match(half, full, loss_gap, gnorm_gap):
+    """``training_curve`` ``half`` follows ``full``: the losses within
+    ``loss_gap`` (assert_loss_curves_match), and the gradient norms fairseq
+    logs within ``gnorm_gap`` of fp32's, relative. A loss scale left in, or
+    taken out twice, changes the logged norm by its factor, even where Adam,
+    which hardly changes when every gradient is multiplied by a constant,
+    keeps the loss curve."""
+    assert_loss_curves_match(half["loss"], full["loss"], loss_gap)
+    gaps = [abs(a - b) / b for a, b in zip(half["gnorm"], full["gnorm"])]
+    for update, (a, b, gap) in enumerate(zip(half["gnorm"], full["gnorm"], gaps), start=1):
+        print(f"update {update:3d}: gnorm {a:.3f} against {b:.3f}, relative gap {gap:.4f}")
+    assert max(gaps) <= gnorm_gap, f"largest relative gnorm gap {max(gaps):.4f} over {gnorm_gap}"
 
 
 def assert_every_rank_ends_with(expected, run_dir, atol, rtol, ranks=(0, 1)):

@@ -22,18 +22,21 @@ from conftest import (
     PLUGIN_DIR,
     PRECISION_FLAGS,
     REPO,
-    assert_loss_curves_match,
+    assert_training_curves_match,
     binarize_bilingual,
     build_trainer,
     cli_env,
-    loss_curve,
     train_batches,
     trainer_weights,
+    training_curve,
 )
 
 # the largest per-update gap between a half-precision run's training loss and
 # fp32's on the same batches from the same weights (bf16 on the CPU: 0.003 over 12 updates)
 HALF_LOSS_GAP = 0.05
+# and between their logged gradient norms, relative (bf16 on the CPU: 0.003; a
+# loss scale left in or taken out twice: 1 or more)
+HALF_GNORM_GAP = 0.05
 GPU = [pytest.mark.gpu,
        pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 CPU_FP32 = ("cpu", "fp32")
@@ -68,13 +71,14 @@ def test_half_precision_training_follows_fp32(data, device, precision):
     bf16 track fp32's loss curve on the same device, update by update, within
     HALF_LOSS_GAP (fairseq logs losses to 3 decimals), with every dropout off:
     on CUDA fp16 and fp32 would draw different dropout masks (the shared
-    helper, conftest.loss_curve, checks every dropout module is at 0 and
-    prints each update's gap)."""
+    helper, conftest.training_curve, checks every dropout module is at 0;
+    each update's gaps are printed). The logged gradient norms too, within
+    HALF_GNORM_GAP, relative."""
     updates = 33 if device == "cuda" else 12
-    half = loss_curve(data, device, precision, updates, "--fp16-init-scale", "16")
-    full = loss_curve(data, device, "fp32", updates)
-    assert_loss_curves_match(half, full, HALF_LOSS_GAP)
-    assert full[-1] < full[0] - 0.5  # the curves went somewhere
+    half = training_curve(data, device, precision, updates, "--fp16-init-scale", "16")
+    full = training_curve(data, device, "fp32", updates)
+    assert_training_curves_match(half, full, HALF_LOSS_GAP, HALF_GNORM_GAP)
+    assert full["loss"][-1] < full["loss"][0] - 0.5  # the curves went somewhere
 
 
 @pytest.mark.parametrize("device,precision", [CPU_FP32, CUDA_FP16])
