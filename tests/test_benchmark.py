@@ -323,14 +323,15 @@ def test_two_ranks_check_matches_update_freq_2_on_the_cpu(tmp_path):
 
 
 def test_cost_estimate_scales_the_measured_rate_by_counted_flops(tmp_path):
-    """benchmarks/estimate_cost.py with the same small model and dictionary on
-    both sides: the paper's model then trains pre-training at exactly the
-    measured rate (15 G tokens at 271,800 tokens/s: 15 GPU-hours), and the
-    larger dictionary is what the paper's side is counted with."""
+    """python -m benchmarks.estimate_cost with the same small model and
+    dictionary on both sides: the paper's model then trains pre-training at
+    exactly the measured rate, run 6's committed 269,988 tokens/s (15 G
+    tokens: 15 GPU-hours), the output says what the rate was measured on, and
+    the larger dictionary is what the paper's side is counted with."""
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/estimate_cost.py"), "--dims", "quick,quick",
+        [sys.executable, "-m", "benchmarks.estimate_cost", "--dims", "quick,quick",
          "--vocab", "3000", "--measured-vocab", "3000", "--workdir", str(tmp_path / "work")],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=600)
+        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     rows = re.findall(r"^(base|paper)\s+(masked_s2s|translation)\s+([\d.]+) M\s+([\d.]+)$",
                       proc.stdout, flags=re.M)
@@ -339,10 +340,27 @@ def test_cost_estimate_scales_the_measured_rate_by_counted_flops(tmp_path):
     assert per_token[("base", "masked_s2s")] == per_token[("paper", "masked_s2s")] > 0
     # translation runs the decoder over every target token, MASS over half
     assert per_token[("paper", "translation")] > per_token[("paper", "masked_s2s")]
-    assert re.search(r"pre-training, pretrain\.sh: 15\.00 G tokens at 271,800 tokens/s -> "
-                     r"15 GPU-hours", proc.stdout), proc.stdout
+    assert re.search(r"pre-training, pretrain\.sh: 15\.00 G tokens \(625,000 updates of 24,000 "
+                     r"tokens\) at 269,988 tokens/s -> 15 GPU-hours", proc.stdout), proc.stdout
+    assert re.search(r"row 'masked_s2s 0\.5 fp16' of docs/results/gpu-run6/call2-benchmark\.jsonl: "
+                     r"one GPU \(NVIDIA H200\), fp16, 65,536 tokens per step", proc.stdout)
+    assert "generation, data loading and checkpoints not counted" in proc.stdout
     dictionary = (tmp_path / "work/vocab3000/mono-bin/dict.txt").read_text().splitlines()
     assert len(dictionary) == 3000 - 4  # fairseq adds its 4 special symbols
+
+
+def test_cost_estimate_names_the_rows_of_a_log_without_the_rate(tmp_path):
+    """A --rate-row that the log lacks (or a log that is not there) stops
+    with the file and the rows it holds, before any FLOPs are counted."""
+    from benchmarks import estimate_cost
+
+    log = tmp_path / "results.jsonl"
+    log.write_text('{"name": "denoising (BART) mask 0.5 fp16", "src_tokens_per_s": 1.0}\n')
+    with pytest.raises(SystemExit, match=r"--rate-row 'masked_s2s 0\.5 fp16' is not a measured row "
+                       r"of .*results\.jsonl \(its rows: 'denoising \(BART\) mask 0\.5 fp16'\)"):
+        estimate_cost.main(["--rate-log", str(log)])
+    with pytest.raises(SystemExit, match="--rate-log .*missing.jsonl"):
+        estimate_cost.main(["--rate-log", str(tmp_path / "missing.jsonl")])
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
