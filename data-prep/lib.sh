@@ -1,40 +1,40 @@
 # shellcheck shell=bash
-# Shared by the data-prep scripts (sourced, not run): resumable steps and
-# line-parallel runs of the mass_tools commands. Needs OUT and JOBS; the
-# markers of a script go to OUT/.done/SCRIPT (SCRIPT: the script's name).
+# Shared by the data-prep scripts (sourced after SHELL_LIB is set, not run):
+# the settings of a run, resumable steps, and line-parallel runs of the
+# mass_tools commands. Needs OUT and JOBS. A script's records go to
+# OUT/.done/SCRIPT (SCRIPT: the script's name): its settings, one file per
+# finished step listing the step's outputs as they were then, and "finished"
+# once the whole script has run.
 SCRIPT=$(basename "$0" .sh)
+DONE=$OUT/.done/$SCRIPT
+REDO="delete $DONE"     # check_settings' advice: what to delete to redo a finished run
+source "$SHELL_LIB/same_settings.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
 
-# Stop unless this script prepared OUT with these settings (or never): the
-# outputs of one set of knobs are never mixed with those of another.
-#   check_settings "KNOB=VALUE ..."
+# check_settings KEY=VALUE...: stop if a finished run of this script in OUT had
+# other settings (the outputs of two sets of knobs are never mixed); a run
+# that did not finish is started over with these: its steps are done again.
 check_settings() {
-    local file="$OUT/.done/$SCRIPT/settings"
-    mkdir -p "$OUT/.done/$SCRIPT"
-    if [ -f "$file" ] && [ "$(cat "$file")" != "$1" ]; then
-        echo "error: $OUT was prepared by $SCRIPT.sh with other settings:" >&2
-        echo "  before: $(cat "$file")" >&2
-        echo "  now:    $1" >&2
-        echo "Use another OUT, or redo it: delete $OUT/.done/$SCRIPT and the .done" \
-             "folders of the scripts run after it in $OUT (they use its output)." >&2
-        exit 1
+    mkdir -p "$DONE"
+    if [ -f "$DONE/finished" ]; then
+        other_settings_error "$OUT was prepared by $SCRIPT.sh" "$DONE/settings" \
+            "Use another OUT, or redo it: $REDO." "$@"
+    elif [ -f "$DONE/settings" ] && settings_differ "$DONE/settings" "$@" > /dev/null; then
+        echo "== other settings than the unfinished run in $OUT: starting over"
+        settings_differ "$DONE/settings" "$@"
+        rm -f "$DONE"/*
     fi
-    printf '%s' "$1" > "$file"
+    printf '%s\n' "$@" > "$DONE/settings"
 }
 
-# Run a command as a named step, unless it has finished before (its marker).
-# Its outputs are written whole or not at all, so a step that was
-# interrupted is simply run again.
-#   step NAME COMMAND [ARGS...]
-step() {
-    local name=$1 marker="$OUT/.done/$SCRIPT/$1"
-    shift
-    if [ -f "$marker" ]; then
-        echo "== $name: done already"
-        return 0
-    fi
-    echo "== $name"
-    "$@"
-    touch "$marker"
+# made_with DIR: the settings lines that name the dictionary and subword
+# model of a news_crawl.sh output DIR, by size and MD5: a script that encodes
+# with them is redone (or refused) when news_crawl.sh made new ones.
+made_with() {
+    local model
+    model=$(subword_model "$1") || exit 1
+    echo "dictionary=$(wc -l < "$1/data-bin/dict.txt") symbols, md5 $(md5sum < "$1/data-bin/dict.txt" | cut -c1-32)"
+    echo "subwords=$(basename "$model"), md5 $(md5sum < "$model" | cut -c1-32)"
 }
 
 # Run "COMMAND ARGS --input PART --output PART.out" over line-parts of INPUT,
@@ -102,10 +102,10 @@ subword_steps() {
     local name=$1 model=$2 lang=$3 input=$4 work=$5 file=$6
     mkdir -p "$work/tok" "$work/sub"
     if [ "${model##*.}" = codes ]; then
-        step "$name.tokenize" in_parallel "tokenizing $file" "$input" "$work/tok/$file" \
-            python -m mass_tools.tokenize_moses --lang "$lang"
+        step "$name.tokenize" "$work/tok/$file" -- in_parallel "tokenizing $file" "$input" \
+            "$work/tok/$file" python -m mass_tools.tokenize_moses --lang "$lang"
         input="$work/tok/$file"
     fi
-    step "$name.subwords" in_parallel "subwords of $file" "$input" "$work/sub/$file" \
-        python -m mass_tools.apply_subwords --model "$model"
+    step "$name.subwords" "$work/sub/$file" -- in_parallel "subwords of $file" "$input" \
+        "$work/sub/$file" python -m mass_tools.apply_subwords --model "$model"
 }

@@ -6,15 +6,18 @@
 # its dictionary: OUT/data-bin/{valid,test}.SRC-TGT.{SRC,TGT}, either
 # direction. The untokenized text stays in OUT/ref/{valid,test}.{SRC,TGT}:
 # score detokenized output against it. sacrebleu downloads (and checks the
-# MD5 of) its files into $SACREBLEU (default ~/.sacrebleu).
+# MD5 of) its files into $SACREBLEU (default ~/.sacrebleu). A rerun skips
+# what is done; after a new dictionary or subword model of news_crawl.sh,
+# a finished run stops and says so.
 #   PAIR=en-fr bash data-prep/newstest.sh        # after LANGS=en,fr news_crawl.sh
 set -euo pipefail
-source "$(python -m mass_tools.shell)/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)
+source "$SHELL_LIB/usage.sh"  # --help
 
 PAIR=${PAIR:-en-fr}
 OUT=${OUT:-work/paper/$PAIR}                # the news_crawl.sh output of the pair
-VALID_SET=${VALID_SET:-}                    # default by PAIR, see below
-TEST_SET=${TEST_SET:-}                      # default by PAIR, see below
+VALID_SET=${VALID_SET:-}                    # wmt13 (en-fr), wmt15 (en-de), wmt16/dev (en-ro)
+TEST_SET=${TEST_SET:-}                      # wmt14/full (en-fr), wmt16 (en-de, en-ro)
 JOBS=${JOBS:-$(nproc)}
 
 source "$(dirname "$0")/lib.sh"
@@ -36,17 +39,21 @@ if [ ! -f "$OUT/data-bin/dict.txt" ]; then
     exit 1
 fi
 model=$(subword_model "$OUT")
-check_settings "PAIR=$PAIR VALID_SET=$VALID_SET TEST_SET=$TEST_SET"
+mapfile -t made < <(made_with "$OUT")
+check_settings "PAIR=$PAIR" "VALID_SET=$VALID_SET" "TEST_SET=$TEST_SET" "${made[@]}"
 
-step "references.$PAIR" python -m mass_tools.fetch_wmt --langs "" --pair "$PAIR" \
-    --valid-set "$VALID_SET" --test-set "$TEST_SET" --outdir "$OUT/ref"
+src=${PAIR%-*} tgt=${PAIR#*-}
+step "references.$PAIR" "$OUT/ref"/{valid,test}.{"$src","$tgt"} -- python -m mass_tools.fetch_wmt \
+    --langs "" --pair "$PAIR" --valid-set "$VALID_SET" --test-set "$TEST_SET" --outdir "$OUT/ref"
 for split in valid test; do
-    for lang in ${PAIR%-*} ${PAIR#*-}; do
+    for lang in "$src" "$tgt"; do
         subword_steps "$split.$lang" "$model" "$lang" "$OUT/ref/$split.$lang" "$OUT/work" \
             "$split.$lang"
     done
 done
-step "binarize.$PAIR" python -m mass_tools.binarize --destdir "$OUT/data-bin" \
-    --langs "${PAIR/-/,}" --dict "$OUT/data-bin/dict.txt" --pair "$PAIR" \
+step "binarize.$PAIR" "$OUT/data-bin"/{valid,test}."$PAIR".{"$src","$tgt"}.{bin,idx} -- \
+    python -m mass_tools.binarize --destdir "$OUT/data-bin" --langs "$src,$tgt" \
+    --dict "$OUT/data-bin/dict.txt" --subword-model "$model" --pair "$PAIR" \
     --valid "$OUT/work/sub/valid" --test "$OUT/work/sub/test" --workers "$JOBS"
+finish
 echo "== done: $OUT/data-bin/{valid,test}.$PAIR.*, references in $OUT/ref"

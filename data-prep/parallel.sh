@@ -10,15 +10,16 @@
 # CORPORA: "URL|SRC_FILE|TGT_FILE ..." (files inside each .tgz/.zip, SRC_FILE
 # in the first language of PAIR). A rerun skips what is done (OUT/.done).
 set -euo pipefail
-source "$(python -m mass_tools.shell)/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)
+source "$SHELL_LIB/usage.sh"  # --help
 
 PAIR=${PAIR:-en-fr}
 OUT=${OUT:-work/paper/$PAIR}                # the news_crawl.sh + newstest.sh output
 DOWNLOADS=${DOWNLOADS:-work/paper/downloads}
-CORPORA=${CORPORA:-}                        # default by PAIR, see below
-SIZES=${SIZES:-}                            # default 10000,100000,1000000 (en-ro: ...,all)
+CORPORA=${CORPORA:-}                        # Europarl v7 (en-fr, en-de); v8 + SETIMES2 (en-ro)
+SIZES=${SIZES:-}                            # 10000,100000,1000000 (en-ro: 10000,100000,all)
 SEED=${SEED:-1}
-MAX_WORDS=${MAX_WORDS:-175}
+MAX_WORDS=${MAX_WORDS:-175}                 # pairs with a longer side are dropped
 JOBS=${JOBS:-$(nproc)}
 
 source "$(dirname "$0")/lib.sh"
@@ -46,7 +47,10 @@ if [ ! -f "$OUT/work/sub/test.$tgt" ] || [ ! -f "$OUT/data-bin/dict.txt" ]; then
     exit 1
 fi
 model=$(subword_model "$OUT")
-check_settings "PAIR=$PAIR CORPORA=$CORPORA SIZES=$SIZES SEED=$SEED MAX_WORDS=$MAX_WORDS"
+mapfile -t made < <(made_with "$OUT")
+check_settings "PAIR=$PAIR" "CORPORA=$CORPORA" "SIZES=$SIZES" "SEED=$SEED" \
+    "MAX_WORDS=$MAX_WORDS" "${made[@]}"
+IFS=, read -r -a sizes <<< "$SIZES"
 
 corpus_args=()
 for corpus in $CORPORA; do
@@ -56,20 +60,25 @@ for corpus in $CORPORA; do
     corpus_args+=(--corpus "$archive" "$src_file" "$tgt_file")
 done
 
-step "sample.$PAIR" python -m mass_tools.sample_pairs --pair "$PAIR" "${corpus_args[@]}" \
-    --sizes "$SIZES" --seed "$SEED" --max-words "$MAX_WORDS" --outdir "$OUT/para" \
-    --exclude "$OUT"/ref/{valid,test}.{"$src","$tgt"}
+samples=()
+for size in "${sizes[@]}"; do samples+=("$OUT/para/$size"/train.{"$src","$tgt"}); done
+step "sample.$PAIR" "${samples[@]}" -- python -m mass_tools.sample_pairs --pair "$PAIR" \
+    "${corpus_args[@]}" --sizes "$SIZES" --seed "$SEED" --max-words "$MAX_WORDS" \
+    --outdir "$OUT/para" --exclude "$OUT"/ref/{valid,test}.{"$src","$tgt"}
 
-IFS=, read -r -a sizes <<< "$SIZES"
 for size in "${sizes[@]}"; do
     work="$OUT/work/para/$size"
     for lang in "$src" "$tgt"; do
         subword_steps "para.$size.$lang" "$model" "$lang" "$OUT/para/$size/train.$lang" \
             "$work" "train.$lang"
     done
-    step "binarize.para.$size" python -m mass_tools.binarize \
-        --destdir "$OUT/para/$size/data-bin" --langs "$src,$tgt" \
-        --dict "$OUT/data-bin/dict.txt" --pair "$PAIR" --train "$work/sub/train" \
-        --valid "$OUT/work/sub/valid" --test "$OUT/work/sub/test" --workers "$JOBS"
+    data_bin="$OUT/para/$size/data-bin"
+    step "binarize.para.$size" "$data_bin/dict.txt" \
+        "$data_bin"/{train,valid,test}."$PAIR".{"$src","$tgt"}.{bin,idx} -- \
+        python -m mass_tools.binarize --destdir "$data_bin" --langs "$src,$tgt" \
+        --dict "$OUT/data-bin/dict.txt" --subword-model "$model" --pair "$PAIR" \
+        --train "$work/sub/train" --valid "$OUT/work/sub/valid" --test "$OUT/work/sub/test" \
+        --workers "$JOBS"
 done
+finish
 echo "== done: $OUT/para/{${SIZES}}/data-bin"

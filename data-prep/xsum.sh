@@ -8,7 +8,8 @@
 # score ROUGE against OUT/text/test.summary. A rerun skips what is done.
 #   LANGS=en bash data-prep/news_crawl.sh && bash data-prep/xsum.sh
 set -euo pipefail
-source "$(python -m mass_tools.shell)/usage.sh"  # --help
+SHELL_LIB=$(python -m mass_tools.shell)
+source "$SHELL_LIB/usage.sh"  # --help
 
 PREP=${PREP:-work/paper/en}                 # a news_crawl.sh output: subwords, dict.txt
 OUT=${OUT:-$PREP/xsum}
@@ -24,23 +25,27 @@ if [ ! -f "$PREP/data-bin/dict.txt" ]; then
     exit 1
 fi
 model=$(subword_model "$PREP")
-check_settings "PREP=$PREP model=$model"
+mapfile -t made < <(made_with "$PREP")
+check_settings "PREP=$PREP" "${made[@]}"
 
 archive="$DOWNLOADS/xsum/$(basename "$XSUM_URL")"
 split_file="$DOWNLOADS/xsum/$(basename "$SPLIT_URL")"
 python -m mass_tools.download "$XSUM_URL" "$archive" > /dev/null
 python -m mass_tools.download "$SPLIT_URL" "$split_file" > /dev/null
 
-step extract python -m mass_tools.extract_xsum --archive "$archive" --split "$split_file" \
-    --outdir "$OUT/text"
+step extract "$OUT/text"/{train,valid,test}.{document,summary} -- python -m \
+    mass_tools.extract_xsum --archive "$archive" --split "$split_file" --outdir "$OUT/text"
 for split in train valid test; do
     for side in document summary; do
         subword_steps "$split.$side" "$model" en "$OUT/text/$split.$side" "$OUT/work" \
             "$split.$side"
     done
 done
-step binarize python -m mass_tools.binarize --destdir "$OUT/data-bin" \
-    --langs document,summary --dict "$PREP/data-bin/dict.txt" --pair document-summary \
+step binarize "$OUT/data-bin/dict.txt" \
+    "$OUT/data-bin"/{train,valid,test}.document-summary.{document,summary}.{bin,idx} -- \
+    python -m mass_tools.binarize --destdir "$OUT/data-bin" --langs document,summary \
+    --dict "$PREP/data-bin/dict.txt" --subword-model "$model" --pair document-summary \
     --train "$OUT/work/sub/train" --valid "$OUT/work/sub/valid" --test "$OUT/work/sub/test" \
     --workers "$JOBS"
+finish
 echo "== done: $OUT/data-bin, references in $OUT/text/test.summary"

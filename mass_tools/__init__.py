@@ -8,6 +8,7 @@ Preparing data (the general pipeline, raw text to fairseq's binarized files):
   learn_subwords     mass-learn-subwords    one joint sentencepiece / BPE model
   apply_subwords     mass-apply-subwords    text -> subwords with that model
   binarize           mass-binarize          monolingual and parallel sets, ONE dictionary
+  data_bin_record    mass-check-data-bin    each binarized file read with its own dictionary
   select_in_domain   mass-select-in-domain  in-domain lines of a general corpus
   fetch_wmt          mass-fetch-wmt         WMT News Crawl and a newstest set
   download           mass-download          resumable, checked download of one file

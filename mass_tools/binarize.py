@@ -15,6 +15,10 @@ writes one directory that both tasks read without dictionary mismatches:
 means the files P.en and P.fr. Input text is already split into subwords.
 Everything is built in a temporary directory inside DESTDIR and moved into
 place; the dictionaries come last, so a directory with dict.txt is complete.
+DESTDIR/made_with.json records the dictionary (and --subword-model) of each
+file; a run whose dictionary or subword model differs from those of files
+already in DESTDIR (other than the ones it writes) stops before writing,
+naming both (mass_tools.data_bin_record).
 """
 
 import argparse
@@ -23,6 +27,7 @@ import os
 import shutil
 import tempfile
 
+from mass_tools import data_bin_record
 from mass_tools.textio import InputError, run_main
 
 
@@ -40,6 +45,9 @@ def parse_args(argv=None):
     parser.add_argument("--dict", dest="dictionary",
                         help="use this dictionary (e.g. the pre-training dict.txt) "
                         "instead of building one")
+    parser.add_argument("--subword-model",
+                        help="the BPE codes or sentencepiece model the text was split with: "
+                        "recorded, and compared with that of the files already in DESTDIR")
     parser.add_argument("--nwords", type=int, default=-1,
                         help="keep the N most frequent symbols (default: all)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -135,6 +143,18 @@ def binarize_pairs(args, dictionary, work):
             os.replace(os.path.join(out, name), os.path.join(args.destdir, name))
 
 
+def written_files(args):
+    """The prefixes of the binarized files this run writes."""
+    files = []
+    for split, pattern in (("train", args.mono_train), ("valid", args.mono_valid)):
+        files += [f"{split}.{lang}" for lang in args.langs] if pattern else []
+    if args.pair:
+        for split in ("train", "valid", "test"):
+            if getattr(args, split):
+                files += [f"{split}.{args.pair}.{lang}" for lang in args.pair.split("-")]
+    return files
+
+
 def check_outputs(destdir):
     """Every .bin in ``destdir`` has the size its .idx describes."""
     from mass_plugin.data.binarized_files import BinarizedDataError, check_binarized
@@ -155,16 +175,23 @@ def main(argv=None):
     logging.basicConfig(level=logging.WARNING,
                         format="%(asctime)s | %(levelname)s | %(name)s | %(message)s")
     os.makedirs(args.destdir, exist_ok=True)
+    record = data_bin_record.read_record(args.destdir)
+    writing = written_files(args)
     with tempfile.TemporaryDirectory(dir=args.destdir, prefix=".work-") as work:
         if args.dictionary:
             dictionary = require(args.dictionary)
         else:
             dictionary = build_dictionary(args, work)
+        made = {"dictionary": data_bin_record.file_id(dictionary, count_lines=True)}
+        if args.subword_model:
+            made["subwords"] = data_bin_record.file_id(require(args.subword_model))
+        data_bin_record.refuse_mixing(args.destdir, record, writing, made)
         if args.mono_train:
             binarize_mono(args, dictionary, work)
         if args.pair:
             binarize_pairs(args, dictionary, work)
         check_outputs(args.destdir)
+        data_bin_record.write_record(args.destdir, {**record, **dict.fromkeys(writing, made)})
         # written last, each by rename: an interrupted run leaves no dictionary,
         # so the directory is never mistaken for a finished one
         for name in ["dict.txt"] + [f"dict.{lang}.txt" for lang in args.langs]:

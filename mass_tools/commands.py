@@ -11,6 +11,7 @@ COMMANDS = {
     "mass-learn-subwords": "learn_subwords",
     "mass-apply-subwords": "apply_subwords",
     "mass-binarize": "binarize",
+    "mass-check-data-bin": "data_bin_record",
     "mass-select-in-domain": "select_in_domain",
     "mass-fetch-wmt": "fetch_wmt",
     "mass-download": "download",

@@ -11,19 +11,24 @@ and the newstest sets, cleaned and ready for tokenize_moses.py / learn_subwords.
 2. keeps lines of --min-words..--max-words words, drops exact duplicates, and
    writes the first --max-lines of them (0: all), newest year first (each
    file is shuffled), to OUTDIR/mono.LANG, and the first --valid-lines kept
-   lines to OUTDIR/mono.valid.LANG; a language done with the same settings
-   is not redone (OUTDIR/.mono.LANG.done);
+   lines to OUTDIR/mono.valid.LANG (it stops, writing neither, where that
+   leaves no training line); a language done with the same settings is not
+   redone (OUTDIR/.mono.LANG.done);
 3. writes the source and reference of --valid-set and --test-set for --pair
    (sacrebleu names, e.g. wmt13, wmt14/full, wmt16/dev) to OUTDIR/valid.SRC,
    valid.TGT, test.SRC and test.TGT: untokenized text, the references that
    detokenized BLEU is scored against. sacrebleu keeps its copy in $SACREBLEU
-   (default ~/.sacrebleu).
+   (default ~/.sacrebleu). Offline, sacrebleu reads its plain-text files
+   there first: $SACREBLEU/NAME/NAME_WITH_UNDERSCORES.PAIR.{src,ref,docid,
+   genre,origlang} (e.g. wmt14/full/wmt14_full.en-fr.src), else it converts
+   its archive in $SACREBLEU/NAME/raw/.
 
 Without --valid-set and --test-set OUTDIR has monolingual text only (no
 train.* pairs): examples/prepare_data.sh binarizes that as it is.
 """
 
 import argparse
+import collections
 import gzip
 import json
 import os
@@ -53,8 +58,10 @@ def parse_args(argv=None):
                         help="training lines kept per language (0: all)")
     parser.add_argument("--valid-lines", type=int, default=3000,
                         help="held-out lines per language for validation")
-    parser.add_argument("--min-words", type=int, default=3)
-    parser.add_argument("--max-words", type=int, default=150)
+    parser.add_argument("--min-words", type=int, default=3,
+                        help="lines of fewer words are dropped")
+    parser.add_argument("--max-words", type=int, default=150,
+                        help="lines of more words are dropped")
     parser.add_argument("--valid-set", help="sacrebleu validation set, e.g. wmt13")
     parser.add_argument("--test-set", help="sacrebleu test set, e.g. wmt14")
     parser.add_argument("--pair", help="language pair of the test sets, e.g. en-fr")
@@ -78,17 +85,22 @@ def parse_years(parser, text):
     return sorted(set(years))
 
 
-def clean_lines(gz_paths, min_words, max_words):
-    """Stripped lines of the files within the word limits, first occurrence only."""
+def clean_lines(gz_paths, min_words, max_words, dropped):
+    """Stripped lines of the files within the word limits, first occurrence
+    only; ``dropped`` (a Counter) counts the others by reason."""
     seen = set()
     for gz_path in gz_paths:
         with gzip.open(gz_path, "rt", encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 line = " ".join(line.split())
-                if not min_words <= len(line.split()) <= max_words:
+                words = len(line.split())
+                if not min_words <= words <= max_words:
+                    dropped["short" if words < min_words else "long"] += 1
                     continue
                 key = hash(line)
-                if key not in seen:
+                if key in seen:
+                    dropped["repeated"] += 1
+                else:
                     seen.add(key)
                     yield line
 
@@ -98,7 +110,8 @@ def process_news_crawl(gz_paths, train_path, valid_path, args):
     for gz_path in gz_paths:
         if not os.path.exists(gz_path):
             raise InputError(f"{gz_path}: missing; run without --skip-download to fetch it")
-    kept = clean_lines(gz_paths, args.min_words, args.max_words)
+    dropped = collections.Counter()
+    kept = clean_lines(gz_paths, args.min_words, args.max_words, dropped)
     limit = args.valid_lines + args.max_lines if args.max_lines > 0 else None
     count = 0
     with AtomicWriter(valid_path) as valid, AtomicWriter(train_path) as train:
@@ -110,7 +123,17 @@ def process_news_crawl(gz_paths, train_path, valid_path, args):
                 sys.stderr.write(f"  {train_path}: {count} lines kept\n")
             if count == limit:
                 break
-    sys.stderr.write(f"{train_path}: {max(0, count - args.valid_lines)} lines\n")
+        if count <= args.valid_lines:  # raised inside: neither file is written
+            raise InputError(
+                f"{train_path}: the input has {count} lines of {args.min_words} to "
+                f"{args.max_words} words (no repeats), and --valid-lines "
+                f"{args.valid_lines} (VALID_LINES of data-prep/news_crawl.sh) holds them "
+                f"all out for validation: none is left to train on. Set it below {count}, "
+                "or fetch more text (--years; YEARS of news_crawl.sh).")
+    sys.stderr.write(f"{train_path}: {count - args.valid_lines} lines, {valid_path}: "
+                     f"{args.valid_lines}; left out on the way: {dropped['short']} of "
+                     f"fewer than {args.min_words} words, {dropped['long']} of more than "
+                     f"{args.max_words}, {dropped['repeated']} repeated\n")
 
 
 def read(path):
@@ -142,6 +165,27 @@ def fetch_language(args, lang):
         out.write(settings(args, lang))
 
 
+def last_line(text):
+    """The last non-empty line of ``text``: a traceback's exception."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def where(test_set, pair):
+    """Where sacrebleu looks for ``test_set``, and where it downloads it from."""
+    from sacrebleu.dataset import DATASETS
+    from sacrebleu.utils import SACREBLEU_DIR
+
+    if test_set not in DATASETS:
+        return f"sacrebleu knows no test set {test_set} (sacrebleu --list names them)."
+    folder = os.path.join(SACREBLEU_DIR, test_set)
+    text = os.path.join(folder, f"{test_set.replace('/', '_')}.{pair}.src")
+    urls = " ".join(DATASETS[test_set].data)
+    return (f"It reads {text[:-4]}.{{src,ref,docid,genre,origlang}}, or the archive in "
+            f"{folder}/raw/ that it downloads from {urls} ($SACREBLEU sets the folder; "
+            "data-prep/README.md says how to run offline).")
+
+
 def fetch_test_set(test_set, pair, prefix):
     """Write PREFIX.SRC and PREFIX.TGT: the source and reference of ``test_set``."""
     src, tgt = pair.split("-")
@@ -151,8 +195,8 @@ def fetch_test_set(test_set, pair, prefix):
             [sys.executable, "-m", "sacrebleu", "-t", test_set, "-l", pair, "--echo", side],
             capture_output=True, text=True)
         if proc.returncode != 0 or not proc.stdout.strip():
-            raise InputError(f"sacrebleu could not fetch {test_set} {pair}: "
-                             f"{proc.stderr.strip()[-500:] or 'no text'}")
+            raise InputError(f"sacrebleu could not give {test_set} {pair} ({side}): "
+                             f"{last_line(proc.stderr) or 'no text'}. {where(test_set, pair)}")
         lines[lang] = proc.stdout
     if lines[src].count("\n") != lines[tgt].count("\n"):
         raise InputError(f"sacrebleu's {test_set} {pair}: source and reference differ in length")

@@ -1,7 +1,8 @@
 """Downloads (mass_tools.download) over real HTTP from a local mirror: a
 broken transfer is resumed with a Range request, a damaged file never gets
-its name; and the path from mass-fetch-wmt to examples/prepare_data.sh for
-monolingual data with newstest sets only (no train.* pairs)."""
+its name; the path from mass-fetch-wmt to examples/prepare_data.sh for
+monolingual data with newstest sets only (no train.* pairs); sacrebleu's
+failure in one line that says where it looked; the scripts' --help."""
 
 import gzip
 import hashlib
@@ -13,7 +14,7 @@ import pytest
 from fairseq.data import Dictionary, data_utils
 from mirror import demo_lines, news_crawl, sacrebleu_cache, serve, write_gz
 
-from conftest import bash
+from conftest import REPO, bash, cli_env
 from mass_tools.download import download
 from mass_tools.textio import InputError
 
@@ -102,3 +103,33 @@ def test_fetch_then_prepare_data_without_train_pairs(tmp_path):
         assert dataset is not None and len(dataset) == count, name
     assert not list(data_bin.glob("train.en-fr.*")) and not list(data_bin.glob("valid.en-fr.*"))
     assert (raw / "test.fr").read_text().splitlines() == demo_lines("test.fr")[:30]
+
+
+def test_sacrebleu_failing_says_where_it_looked_and_where_it_downloads_from(tmp_path):
+    """No copy in $SACREBLEU and no way out (a proxy that refuses): one line
+    naming the plain-text files it reads, its archive folder and the URL."""
+    env = {k: v for k, v in os.environ.items() if k.lower() != "no_proxy"}
+    env.update(SACREBLEU=str(tmp_path / "cache"), https_proxy="http://127.0.0.1:9",
+               HTTPS_PROXY="http://127.0.0.1:9", http_proxy="http://127.0.0.1:9")
+    proc = subprocess.run([sys.executable, "-m", "mass_tools.fetch_wmt", "--langs", "",
+                           "--pair", "en-fr", "--valid-set", "wmt13", "--test-set", "wmt14",
+                           "--outdir", str(tmp_path / "ref")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: sacrebleu could not give wmt13 en-fr (src): ")
+    cache = tmp_path / "cache" / "wmt13"
+    assert f"It reads {cache}/wmt13.en-fr.{{src,ref,docid,genre,origlang}}" in proc.stderr
+    assert f"the archive in {cache}/raw/ that it downloads from https://" in proc.stderr
+    assert not (tmp_path / "ref").exists() or not list((tmp_path / "ref").iterdir())
+
+
+@pytest.mark.parametrize("script,defaults", [
+    ("newstest.sh", ["wmt13 (en-fr)", "wmt14/full (en-fr)", "wmt16/dev (en-ro)"]),
+    ("parallel.sh", ["Europarl v7 (en-fr, en-de)", "10000,100000,1000000"]),
+    ("news_crawl.sh", ["MIN_WORDS=${MIN_WORDS:-3}", "MAX_WORDS=${MAX_WORDS:-175}"])])
+def test_help_shows_the_defaults_set_by_pair(script, defaults):
+    proc = subprocess.run(["bash", f"data-prep/{script}", "--help"], cwd=REPO, env=cli_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "see below" not in proc.stdout
+    for default in defaults:
+        assert default in proc.stdout, default

@@ -1,10 +1,14 @@
 """The data-prep scripts of the paper's data, end to end from a local mirror
-over HTTP: News Crawl -> joint BPE -> pre-training data (a run killed in the
-middle of a download, then finished), the newstest sets through sacrebleu,
-the low-resource samples of a Europarl-style .tgz, XSum; then a rerun that
-does nothing, changed settings and a damaged download that stop."""
+over HTTP: News Crawl -> joint BPE -> pre-training data (after a run stopped
+by a knob the input cannot take, a run killed in the middle of a download,
+then finished), the newstest sets through sacrebleu, the low-resource
+samples of a Europarl-style .tgz (after a size larger than the corpus),
+XSum; then a rerun that does nothing, a deleted output that is made again,
+changed settings, a new dictionary that the later files were not made with,
+and a damaged download, all of which stop or mend with a clear message."""
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -78,7 +82,9 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def news(site):
-    """news_crawl.sh killed while fr's second file downloads, then run again."""
+    """news_crawl.sh with a VALID_LINES larger than the text (it stops), then
+    killed while fr's second file downloads, then run again."""
+    too_many = run("news_crawl.sh", status=1, **{**site.news, "VALID_LINES": 5000})
     site.server.stalled.add(STALLED)
     proc = start("news_crawl.sh", **site.news)
     part = site.root / "downloads" / "news-crawl" / (STALLED.rsplit("/", 1)[1] + ".part")
@@ -87,13 +93,27 @@ def news(site):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    killed = proc.communicate()[0]
     site.server.stalled.clear()
     site.server.release.set()
     had = part.stat().st_size
     site.server.requests.clear()
     out = run("news_crawl.sh", **site.news)
-    return SimpleNamespace(out=out, had=had, requests=list(site.server.requests))
+    return SimpleNamespace(out=out, had=had, requests=list(site.server.requests),
+                           too_many=too_many, killed=killed)
+
+
+def test_a_knob_the_input_cannot_take_stops_at_once_and_locks_nothing(site, news):
+    kept = len({" ".join(line.split()) for line in demo_lines("mono.en")[:1200]
+                if 3 <= len(line.split()) <= 175})  # as mass-fetch-wmt keeps them
+    assert (f"mono.en: the input has {kept} lines of 3 to 175 words (no repeats), and "
+            "--valid-lines 5000 (VALID_LINES of data-prep/news_crawl.sh) holds them all out"
+            ) in news.too_many
+    assert f"Set it below {kept}" in news.too_many and "Traceback" not in news.too_many
+    # nothing was marked done, and the corrected knob was taken, not refused
+    assert "== fetch.en\n" in news.too_many and "done already" not in news.too_many
+    assert ("other settings than the unfinished run in " in news.killed
+            and "  VALID_LINES: 5000 before, 60 now" in news.killed)
 
 
 def load(path, dictionary):
@@ -144,6 +164,10 @@ def test_newstest_pairs_share_the_dictionary_and_keep_the_references(site, newst
 
 @pytest.fixture(scope="module")
 def para(site, newstest):
+    """parallel.sh asking for more pairs than the corpus has (it stops), then
+    with sizes it has."""
+    too_many = run("parallel.sh", status=1, **{**site.para, "SIZES": "100,100000"})
+    assert "--sizes asks for 100000 pairs but the corpora" in too_many
     return run("parallel.sh", **site.para)
 
 
@@ -233,8 +257,39 @@ def test_a_second_run_does_nothing(site, summaries):
 
 def test_other_settings_in_the_same_out_stop(site, news):
     out = run("news_crawl.sh", status=1, **{**site.news, "CODES": 300})
-    assert "was prepared by news_crawl.sh with other settings" in out and "CODES=300" in out
-    assert "delete" in out and ".done/news_crawl" in out
+    assert f"error: {site.out} was prepared by news_crawl.sh with other settings:\n" in out
+    assert "\n  CODES: 200 before, 300 now\n" in out and f"delete {site.out}/.done and" in out
+
+
+def test_a_deleted_output_is_made_again_and_a_new_dictionary_is_not_mixed(site, newstest,
+                                                                          tmp_path):
+    """In a copy of the prepared OUT: a deleted data-bin file is made again
+    (its step, and those after it); then news_crawl.sh redone with other
+    codes after deleting only its own records (as the settings message used
+    to say) stops before it mixes its new dictionary with newstest.sh's
+    pairs, and newstest.sh refuses the subwords it did not encode with."""
+    out = tmp_path / "en-fr"
+    shutil.copytree(site.out, out, symlinks=True)
+    first = (out / "data-bin" / "train.en.bin").read_bytes()
+    (out / "data-bin" / "train.en.bin").unlink()
+    news = {**site.news, "OUT": out, "JOBS": 1}  # one process a step: less to start
+    log = run("news_crawl.sh", **news)
+    assert "== binarize: its outputs are missing or changed since it was done" in log
+    assert "== learn_subwords: done already" in log
+    assert (out / "data-bin" / "train.en.bin").read_bytes() == first
+    dictionary = (out / "data-bin" / "dict.txt").read_text()
+    shutil.rmtree(out / ".done" / "news_crawl")
+    log = run("news_crawl.sh", status=1, **{**news, "CODES": 100})
+    refusal = log[log.index("error: "):]
+    assert refusal.startswith(f"error: {out}/data-bin holds files binarized with another "
+                              "dictionary or subword model than this run's (")
+    before = f"({dictionary.count(chr(10))} symbols, md5 "
+    assert (f"test.en-fr.en, test.en-fr.fr, valid.en-fr.en, valid.en-fr.fr {before}"
+            in refusal)
+    assert (out / "data-bin" / "dict.txt").read_text() == dictionary  # left as it was
+    log = run("newstest.sh", status=1, **{**site.newstest, "OUT": out})
+    assert f"error: {out} was prepared by newstest.sh with other settings:\n" in log
+    assert "\n  subwords: bpe.codes, md5 " in log and f"delete {out}/.done/newstest" in log
 
 
 def test_a_damaged_download_stops_with_what_to_do(site):
