@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stage 3: fine-tune a MASS checkpoint on parallel data (task translation).
 # PRETRAINED="" trains the same model from random initialisation.
+# DRY_RUN=1 prints the fairseq-train command without running it.
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
@@ -27,7 +28,7 @@ if [ -n "$PRETRAINED" ]; then
 fi
 
 # shellcheck disable=SC2046,SC2086
-fairseq-train "$DATA_BIN" --user-dir "$USER_DIR" \
+run_cmd fairseq-train "$DATA_BIN" --user-dir "$USER_DIR" \
     --task translation -s "$SRC" -t "$TGT" --arch "$ARCH" "${init_args[@]}" \
     --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --clip-norm 1.0 \

@@ -1,13 +1,16 @@
 """The paper's recipes (examples/paper/): --help, clear errors for missing
-inputs, SCALE=paper resolved to the paper's settings (DRY_RUN=1 prints the
-commands), and every recipe end to end at SCALE=tiny on CPUs, on synthetic
-text binarized with mass-binarize: pre-training (one process, two torchrun
-ranks, two SLURM "nodes"), one round of offline back-translation, online
+inputs and for files binarized with another dictionary, SCALE=paper resolved
+to the paper's settings (DRY_RUN=1 prints the commands, with or without the
+data), and every recipe end to end at SCALE=tiny on CPUs, on synthetic text
+binarized with mass-binarize: pre-training (one process, two torchrun ranks,
+two SLURM "nodes"), one round of offline back-translation, online
 back-translation, low-resource fine-tuning against its baseline without
-pre-training, and summarization, each down to its BLEU or ROUGE table."""
+pre-training, and summarization, each down to its BLEU or ROUGE table; a
+finished run is skipped with its own settings and refused with others."""
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -162,15 +165,24 @@ def test_scale_paper_pretrains_with_the_papers_settings(data):
 
 def test_scale_paper_fine_tunes_with_the_papers_settings(data):
     online = paper_run(data, "unsup_online_bt.sh")
-    for setting in ["LAMBDA_MASS=0", "LAMBDA_BT=1", "LAMBDA_DAE=0", "BT_BEAM=1", "LR=0.0001",
-                    "MAX_TOKENS=2000", "TOKENS_PER_UPDATE=16000", "MAX_UPDATE=187500",
-                    "VALIDATE_EVERY=6250", *PAPER_MODEL]:
-        assert setting in online, setting
+    train = [line for line in online.splitlines() if line.startswith("+ ") and "train" in line]
+    assert len(train) == 1 and "/fairseq-train " in train[0]
+    for option in ["--task unsupervised_translation", "--lambda-mass 0", "--lambda-bt 1",
+                   "--lambda-dae 0", "--bt-beam 1", "--lr 0.0001", "--max-tokens 2000",
+                   "--max-update 187500", "--validate-interval-updates 6250",
+                   "--fp16 --distributed-world-size 8 --update-freq 1", *PAPER_MODEL]:
+        assert f" {option} " in train[0] + " ", option
+    assert "--max-valid-steps" not in online and "--max-tokens-valid" not in online
     # 300 sentences a language in parts of about 100: rounds 1, 2, 3 take parts 1, 2, 3
     offline = paper_run(data, "unsup_offline_bt.sh", MONO_LINES="100")
     assert [int(n) for n in re.findall(r"^\+ fairseq-generate .*--distributed-rank (\d+)",
                                        offline, re.M)] == [0, 0, 1, 1, 2, 2]
     assert offline.count("MAX_UPDATE=31250") == 6 and "TOKENS_PER_UPDATE=16000" in offline
+    # each fine-tuning's own fairseq-train line, under the stage recipe's
+    finetune = re.findall(r"^  \+ fairseq-train .*$", offline, re.M)
+    assert len(finetune) == 6 and all(" --max-update 31250 " in line for line in finetune)
+    assert all(" --fp16 --distributed-world-size 8 --update-freq 1" in line
+               for line in finetune)
     low = paper_run(data, "low_resource.sh")
     for setting in ["MAX_UPDATE=20000", "LR=0.0001", "TOKENS_PER_UPDATE=16000",
                     "--label-smoothing 0", *PAPER_MODEL]:
@@ -194,6 +206,14 @@ def test_tiny_pretraining_makes_a_cross_lingual_mass_checkpoint_and_is_not_redon
     _, again = run("pretrain.sh", SCALE="tiny", DATA_BIN=data / "bin",
                    SAVE_DIR=data / "pretrain")
     assert "finished before, skipping" in again and "fairseq" not in again
+    # with other settings it is not skipped, but refused: it says which differ
+    code, other = run("pretrain.sh", False, SCALE="tiny", DATA_BIN=data / "bin",
+                      SAVE_DIR=data / "pretrain", MAX_UPDATE="40", LR="0.0005")
+    assert code == 1 and other.splitlines() == [
+        f"error: {data / 'pretrain'} was trained by pretrain.sh with other settings:",
+        "  LR: 0.001 before, 0.0005 now", "  MAX_UPDATE: 20 before, 40 now",
+        "Use another SAVE_DIR, or train on from its checkpoint_last.pt with these settings: "
+        f"delete {data / 'pretrain' / '.done.pretrain'}."]
 
 
 def test_tiny_pretraining_runs_under_torchrun_with_two_cpu_ranks(data, tmp_path):
@@ -257,6 +277,11 @@ def test_one_round_of_offline_back_translation_scores_both_directions(data, pret
     _, again = run("unsup_offline_bt.sh", SCALE="tiny", ROUNDS="1", DATA_BIN=data / "bin",
                    REFERENCE_PREFIX=data / "test", PRETRAINED=pretrained[0], WORK_DIR=work)
     assert "fairseq" not in again and rows(work / "results.tsv") == table
+    code, other = run("unsup_offline_bt.sh", False, SCALE="tiny", ROUNDS="1", MONO_LINES="80",
+                      DATA_BIN=data / "bin", REFERENCE_PREFIX=data / "test",
+                      PRETRAINED=pretrained[0], WORK_DIR=work)
+    assert code == 1 and "  MONO_LINES: 40 before, 80 now\n" in other
+    assert f"Use another WORK_DIR, or delete {work} to start over." in other
 
 
 def test_online_back_translation_scores_detokenized_output_both_ways(data, pretrained):
@@ -264,6 +289,9 @@ def test_online_back_translation_scores_detokenized_output_both_ways(data, pretr
     _, log = run("unsup_online_bt.sh", SCALE="tiny", DATA_BIN=data / "bin",
                  REFERENCE_PREFIX=data / "test", PRETRAINED=pretrained[0], WORK_DIR=work)
     assert "bt_loss" in log and "num_updates 6" in log
+    # SCALE=tiny validates on the 16 shortest of the 20 valid pairs: one batch
+    # of 16 sentences each way (all 20 would be 40)
+    assert re.search(r"valid on 'valid' subset .*\| bsz 32 \|", log), log[-3000:]
     table = rows(work / "results.detok.tsv")
     assert [row[0] for row in table] == ["direction", "en-fr", "fr-en"]
     assert all(re.fullmatch(NUMBER, value) for row in table[1:] for value in row[1:])
@@ -303,3 +331,39 @@ def test_the_unsupervised_chain_names_its_stages(data):
     code, bad = run("unsupervised.sh", False, BT="both", DATA_BIN=data / "bin",
                     REFERENCE_PREFIX=data / "test")
     assert code == 1 and 'error: BT=both: choose online, offline or "online offline"' in bad
+
+
+def test_dry_run_prints_every_command_without_the_data(data):
+    """DRY_RUN=1 with nothing at DATA_BIN yet: the paper-size fairseq-train
+    lines of pre-training and of both back-translations are printed."""
+    nowhere = dict(SCALE="paper", DRY_RUN="1", NUM_GPUS="8", DATA_BIN="/nowhere/data-bin",
+                   REFERENCE_PREFIX="/nowhere/ref/test", PRETRAINED="/nowhere/mass.pt",
+                   WORK_DIR=data / "dry-nowhere", SAVE_DIR=data / "dry-nowhere")
+    for name, pattern in [("pretrain.sh", r"^\+ \S+/fairseq-train /nowhere/data-bin "),
+                          ("unsup_online_bt.sh", r"^\+ \S+/fairseq-train /nowhere/data-bin "),
+                          ("unsup_offline_bt.sh", r"^  \+ fairseq-train \S+/bin-en-fr ")]:
+        _, out = run(name, **nowhere)
+        assert re.search(pattern + r".* --max-update \d+ ", out, re.M), name
+        assert "dry run: /nowhere/data-bin/dict.txt is not there (DATA_BIN)" in out, name
+    assert not (data / "dry-nowhere").exists()
+
+
+def test_a_data_bin_read_with_another_dictionary_is_refused(data, tmp_path):
+    """The dictionaries rewritten after binarizing (the same symbols in
+    another order, as another tool may write them): fairseq would train on
+    them without a word; the recipes name the files made with the old one
+    and stop."""
+    copy = tmp_path / "bin"
+    shutil.copytree(data / "bin", copy)
+    for name in ("dict.txt", "dict.en.txt", "dict.fr.txt"):
+        symbols = (copy / name).read_text().splitlines()
+        (copy / name).write_text("".join(line + "\n" for line in reversed(symbols)))
+    code, out = run("low_resource.sh", False, SCALE="tiny", DATA_BIN=copy,
+                    REFERENCE_PREFIX=data / "test", PRETRAINED="unused", INITS="random",
+                    WORK_DIR=tmp_path / "w")
+    assert code == 1 and f"error: {copy}: files binarized with another dictionary" in out
+    assert "test.en-fr.fr (" in out and "train.en-fr.en (" in out and "train.en (" not in out
+    assert f"dict.fr.txt: {len(symbols)} symbols, md5 " in out
+    code, out = run("pretrain.sh", False, SCALE="tiny", DATA_BIN=copy, SAVE_DIR=tmp_path / "p")
+    assert code == 1 and "train.en (" in out and f"dict.txt: {len(symbols)} symbols" in out
+    assert not (tmp_path / "w").exists() and not (tmp_path / "p").exists()

@@ -12,7 +12,9 @@
 # and SUBSET.L1-L2.{L1,L2} for each of TRAIN_SUBSETS (e.g. "train10k
 # train100k train1m"), or one DATA_BIN per size, run with its own WORK_DIR.
 # Interrupted? Run the same command again: scored runs are kept, a
-# fine-tuning resumes from its checkpoint_last.pt.
+# fine-tuning resumes from its checkpoint_last.pt; other settings than those
+# of the scored runs stop the recipe (WORK_DIR/.settings), more
+# TRAIN_SUBSETS, DIRECTIONS or INITS add runs.
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
@@ -52,7 +54,12 @@ for lang in "$L1" "$L2"; do
 done
 [[ " $INITS " != *" mass "* ]] || need "$PRETRAINED" PRETRAINED \
     "pre-train with examples/paper/pretrain.sh first (or INITS=random)"
+pairs=()  # the pair files it reads, named either way round
+for subset in $TRAIN_SUBSETS valid test; do pairs+=("$subset.$L1-$L2" "$subset.$L2-$L1"); done
+same_dictionary "${pairs[@]}"
 make_dir "$WORK_DIR"
+same_settings "run by low_resource.sh" "Use another WORK_DIR, or delete $WORK_DIR to start\
+ over." TRAIN_SUBSETS DIRECTIONS INITS
 results=$WORK_DIR/results.tsv
 if [ "$DRY_RUN" != 1 ] && [ ! -f "$results" ]; then
     printf 'subset\tdirection\tinit\tBLEU\tchrF\n' > "$results"
@@ -79,13 +86,13 @@ for subset in $TRAIN_SUBSETS; do
                 "from ${pretrained:-random initialisation}"
             # the same model either way: the checkpoint's language embeddings
             # (and XLM's optimizer, plain cross-entropy as its mt_step)
-            run_cmd env DATA_BIN="$DATA_BIN" PRETRAINED="$pretrained" SAVE_DIR="$save" \
+            run_recipe env DATA_BIN="$DATA_BIN" PRETRAINED="$pretrained" SAVE_DIR="$save" \
                 SRC="$src" TGT="$tgt" MAX_TOKENS="$MAX_TOKENS" \
                 TOKENS_PER_UPDATE="$TOKENS_PER_UPDATE" LR="$LR" WARMUP="$WARMUP" \
                 MAX_UPDATE="$MAX_UPDATE" PATIENCE=-1 LOG_INTERVAL="$LOG_INTERVAL" \
                 EXTRA_ARGS="$(flat --train-subset "$subset" --language-embeddings "$L1,$L2" \
-                    "$MODEL_ARGS" "$PAPER_OPTIM" --label-smoothing 0 "$schedule")" \
-                bash "$EXAMPLES_DIR/finetune_nmt.sh"
+                    "$MODEL_ARGS" "$PAPER_OPTIM" --label-smoothing 0 "$schedule" \
+                    "$(valid_args)")" bash "$EXAMPLES_DIR/finetune_nmt.sh"
             run_cmd env DATA_BIN="$DATA_BIN" CHECKPOINT="$save/checkpoint_best.pt" SRC="$src" \
                 TGT="$tgt" REFERENCE="$REFERENCE_PREFIX.$tgt" OUTPUT="$WORK_DIR/test.$name.txt" \
                 BEAM="$BEAM" POST_PROCESS="$POST_PROCESS" EXTRA_ARGS="$DETOK" \

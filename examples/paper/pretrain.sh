@@ -7,10 +7,13 @@
 # English model for summarization. SCALE=small or tiny shrinks everything.
 #
 # Input: DATA_BIN from mass-binarize (dict.txt, train.LANG and valid.LANG of
-# each language). Output: SAVE_DIR/checkpoint_best.pt (lowest validation
-# loss) and checkpoint_last.pt. Interrupted? Run the same command again:
-# fairseq resumes from SAVE_DIR/checkpoint_last.pt; a finished run is marked
-# (SAVE_DIR/.done.pretrain) and skipped.
+# each language, all made with that dict.txt). Output:
+# SAVE_DIR/checkpoint_best.pt (lowest validation loss) and checkpoint_last.pt.
+# Sentences longer than MAX_TOKENS subwords are left out of training (the
+# log counts them); validation takes up to 1024. Interrupted? Run the same
+# command again: fairseq resumes from SAVE_DIR/checkpoint_last.pt; a finished
+# run is marked (SAVE_DIR/.done.pretrain) and skipped, or refused if its
+# settings (SAVE_DIR/.settings) differ from the new ones.
 #
 # On the GPUs of one machine, fairseq starts one process per GPU (fp16).
 # On several machines, run this script on each one with LAUNCHER, a
@@ -19,7 +22,8 @@
 #   LAUNCHER="torchrun --nnodes 2 --node_rank R --nproc_per_node 8
 #     --master_addr HOST0 --master_port 29500" DATA_BIN=... bash examples/paper/pretrain.sh
 # --update-freq then counts every rank of every node. DRY_RUN=1 prints the
-# fairseq-train command without running it. On CPUs, the same with gloo:
+# fairseq-train command without running it (and without data). On CPUs, the
+# same with gloo:
 #   NUM_GPUS=0 LAUNCHER="torchrun --nproc_per_node 2" SCALE=tiny ... pretrain.sh
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
@@ -60,9 +64,12 @@ for lang in "${langs[@]}"; do
     need "$DATA_BIN/valid.$lang.bin" "DATA_BIN and LANGS" \
         "mass-binarize --mono-valid writes valid.$lang"
 done
+same_dictionary "${langs[@]/#/train.}" "${langs[@]/#/valid.}"
 valid_subsets=$(printf 'valid.%s,' "${langs[@]}")
 make_dir "$SAVE_DIR"
-WORK_DIR=$SAVE_DIR  # where the done mark goes
+WORK_DIR=$SAVE_DIR  # where the done mark and the settings go
+same_settings "trained by pretrain.sh" "Use another SAVE_DIR, or train on from its\
+ checkpoint_last.pt with these settings: delete $SAVE_DIR/.done.pretrain."
 if is_done pretrain; then
     progress "pre-training in $SAVE_DIR finished before, skipping"
     exit 0
@@ -78,7 +85,7 @@ if [ "$tokens" -gt $(( TOKENS_PER_UPDATE * 3 / 2 )) ]; then
     progress "note: $tokens tokens per update for TOKENS_PER_UPDATE=$TOKENS_PER_UPDATE:" \
         "lower MAX_TOKENS to $(( TOKENS_PER_UPDATE / ranks )) to keep it"
 fi
-# shellcheck disable=SC2086
+# shellcheck disable=SC2046,SC2086
 train_cmd "$DATA_BIN" --user-dir "$USER_DIR" \
     --task masked_s2s --langs "$LANGS" --lang-sampling-alpha "$LANG_SAMPLING_ALPHA" \
     --valid-subset "${valid_subsets%,}" $MODEL_ARGS \
@@ -88,6 +95,6 @@ train_cmd "$DATA_BIN" --user-dir "$USER_DIR" \
     --validate-interval-updates "$VALIDATE_EVERY" --save-interval-updates "$VALIDATE_EVERY" \
     --keep-interval-updates 1 --no-epoch-checkpoints --skip-invalid-size-inputs-valid-test \
     --save-dir "$SAVE_DIR" --log-format simple --log-interval "$LOG_INTERVAL" \
-    $device $EXTRA_ARGS
+    $(valid_args) $device $EXTRA_ARGS
 done_mark pretrain
 finished "finished: $SAVE_DIR/checkpoint_best.pt"

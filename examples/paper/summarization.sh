@@ -15,7 +15,8 @@
 # examples/generate.sh (METRIC=rouge). A checkpoint with language
 # embeddings (cross-lingual) is used with those of LANG_PAIR.
 # Interrupted? Run the same command again: scored runs are kept, a
-# fine-tuning resumes from its checkpoint_last.pt.
+# fine-tuning resumes from its checkpoint_last.pt; other settings than those
+# of the scored runs stop the recipe (WORK_DIR/.settings), more INITS add runs.
 set -euo pipefail
 SHELL_LIB=$(python -m mass_tools.shell)  # usage.sh, common.sh
 source "$SHELL_LIB/usage.sh"  # --help
@@ -62,7 +63,10 @@ done
 need "$REFERENCE" REFERENCE "give the raw test summaries"
 [[ " $INITS " != *" mass "* ]] || need "$PRETRAINED" PRETRAINED \
     "pre-train with examples/paper/pretrain.sh first (or INITS=random)"
+same_dictionary "train.$SRC-$TGT" "valid.$SRC-$TGT" "test.$SRC-$TGT"
 make_dir "$WORK_DIR"
+same_settings "run by summarization.sh" "Use another WORK_DIR, or delete $WORK_DIR to start\
+ over." INITS
 results=$WORK_DIR/results.tsv
 [ "$DRY_RUN" = 1 ] || [ -f "$results" ] || printf 'init\tROUGE-1\tROUGE-2\tROUGE-L\n' > "$results"
 
@@ -77,13 +81,13 @@ for init in $INITS; do
     [ "$init" = mass ] && pretrained=$PRETRAINED
     progress "$init: fine-tuning $SRC->$TGT, $TOKENS_PER_UPDATE tokens per update, from" \
         "${pretrained:-random initialisation}"
-    run_cmd env DATA_BIN="$DATA_BIN" PRETRAINED="$pretrained" SAVE_DIR="$save" SRC="$SRC" \
-        TGT="$TGT" MAX_TOKENS="$MAX_TOKENS" TOKENS_PER_UPDATE="$TOKENS_PER_UPDATE" LR="$LR" \
-        WARMUP="$WARMUP" MAX_UPDATE="$MAX_UPDATE" PATIENCE=-1 LOG_INTERVAL="$LOG_INTERVAL" \
-        EXTRA_ARGS="$(flat --embedding-lang-pair "$LANG_PAIR" "$MODEL_ARGS" "$PAPER_OPTIM" \
-            --label-smoothing "$LABEL_SMOOTHING" --max-epoch "$MAX_EPOCH" "$lengths" \
-            --skip-invalid-size-inputs-valid-test)" \
-        bash "$EXAMPLES_DIR/finetune_nmt.sh"
+    run_recipe env DATA_BIN="$DATA_BIN" PRETRAINED="$pretrained" SAVE_DIR="$save" \
+        SRC="$SRC" TGT="$TGT" MAX_TOKENS="$MAX_TOKENS" TOKENS_PER_UPDATE="$TOKENS_PER_UPDATE" \
+        LR="$LR" WARMUP="$WARMUP" MAX_UPDATE="$MAX_UPDATE" PATIENCE=-1 \
+        LOG_INTERVAL="$LOG_INTERVAL" EXTRA_ARGS="$(flat --embedding-lang-pair "$LANG_PAIR" \
+            "$MODEL_ARGS" "$PAPER_OPTIM" --label-smoothing "$LABEL_SMOOTHING" \
+            --max-epoch "$MAX_EPOCH" "$lengths" --skip-invalid-size-inputs-valid-test \
+            "$(valid_args)")" bash "$EXAMPLES_DIR/finetune_nmt.sh"
     progress "$init: summarizing the test set (beam $BEAM, ROUGE)"
     run_to "$WORK_DIR/scores.$init" env DATA_BIN="$DATA_BIN" \
         CHECKPOINT="$save/checkpoint_best.pt" SRC="$SRC" TGT="$TGT" REFERENCE="$REFERENCE" \

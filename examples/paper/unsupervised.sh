@@ -27,11 +27,11 @@ for bt in $BT; do
     fi
 done
 progress "pre-training on $L1 and $L2, SCALE=$SCALE"
-run_cmd env DATA_BIN="$DATA_BIN" LANGS="$L1,$L2" SAVE_DIR="$WORK_DIR/pretrain" \
+run_recipe env DATA_BIN="$DATA_BIN" LANGS="$L1,$L2" SAVE_DIR="$WORK_DIR/pretrain" \
     bash "$PAPER_DIR/pretrain.sh"
 for bt in $BT; do
     progress "$bt back-translation"
-    run_cmd env DATA_BIN="$DATA_BIN" REFERENCE_PREFIX="$REFERENCE_PREFIX" L1="$L1" L2="$L2" \
+    run_recipe env DATA_BIN="$DATA_BIN" REFERENCE_PREFIX="$REFERENCE_PREFIX" L1="$L1" L2="$L2" \
         PRETRAINED="$WORK_DIR/pretrain/checkpoint_best.pt" WORK_DIR="$WORK_DIR/$bt" \
         bash "$PAPER_DIR/unsup_${bt}_bt.sh"
 done

@@ -1,5 +1,6 @@
 # Shared by the recipes of examples/ and projects/ (sourced, not run; its
 # folder is what `python -m mass_tools.shell` prints).
+source "$(dirname "${BASH_SOURCE[0]}")/dry_run.sh"  # DRY_RUN, run_cmd, run_to
 
 # The plugin directory for --user-dir, wherever the package is installed:
 # what `python -m mass_plugin` prints, found without importing the package
