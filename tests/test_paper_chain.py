@@ -5,7 +5,9 @@ data-bin (data-prep/news_crawl.sh), newstest2013/2014 through sacrebleu into
 the same data-bin (data-prep/newstest.sh), cross-lingual MASS pre-training on
 two CPU ranks under torchrun (examples/paper/pretrain.sh), one round of
 offline back-translation from that checkpoint and its BLEU on the test set's
-raw references (examples/paper/unsup_offline_bt.sh)."""
+raw references (examples/paper/unsup_offline_bt.sh). The sentences are few
+but of every length news_crawl.sh keeps, up to its MAX_WORDS (175 words):
+real text, the longest of it cut to length."""
 
 import os
 import re
@@ -15,27 +17,32 @@ from types import SimpleNamespace
 import pytest
 from fairseq import checkpoint_utils
 from fairseq.data import Dictionary, data_utils
-from mirror import demo_lines, news_crawl, sacrebleu_cache, serve
+from mirror import demo_lines, news_crawl, sacrebleu_cache, sacrebleu_text, serve
 
 from conftest import BIN_DIR, REPO, cli_env, free_port
 
 TRAIN_LINES = 40  # a language: unsup_offline_bt.sh's tiny MONO_LINES, so one part of one
 VALID_LINES = 10
+MAX_WORDS = 175  # news_crawl.sh's default: the longest sentence it keeps
 
 
-def short(name, count, words=12):
-    """The first ``count`` lines of a demo file of at most ``words`` words."""
-    return [line for line in demo_lines(name) if len(line.split()) <= words][:count]
+def cut(lang, words):
+    """Real text of exactly ``words`` words: the demo's longest lines, joined."""
+    longest = sorted(demo_lines(f"mono.{lang}"), key=lambda line: -len(line.split()))
+    return " ".join(" ".join(longest[:3]).split()[:words])
 
 
-def pairs(split, count):
-    both = [(en, fr) for en, fr in zip(demo_lines(f"{split}.en"), demo_lines(f"{split}.fr"))
-            if len(en.split()) <= 12 and len(fr.split()) <= 12]
-    return both[:count]
+def news(lang):
+    """News Crawl as it comes: the longest sentence kept first (so it is
+    validated), one too long and one too short (dropped), then real lines of
+    every length (en: two of over 120 words, longer than tiny's 256 tokens)."""
+    start = 2080  # demo lines 2092 and 2093 (en) have 129 and 123 words
+    return ([cut(lang, MAX_WORDS), "Deux mots", cut(lang, MAX_WORDS + 1)]
+            + demo_lines(f"mono.{lang}")[start:start + TRAIN_LINES + VALID_LINES + 10])
 
 
-VALID_PAIRS = pairs("valid", 8)
-TEST_PAIRS = pairs("test", 12)
+VALID_PAIRS = list(zip(demo_lines("valid.en"), demo_lines("valid.fr")))[:8]
+TEST_PAIRS = list(zip(demo_lines("test.en"), demo_lines("test.fr")))[:12]
 
 
 def run(script, **variables):
@@ -52,13 +59,13 @@ def run(script, **variables):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The mirror: one year of News Crawl per language over HTTP, newstest2013
-    and newstest2014 en-fr in a sacrebleu cache."""
+    and newstest2014 en-fr in a sacrebleu cache (its SGML archive, and its
+    plain-text files: data-prep/README.md's ways of running offline)."""
     root = tmp_path_factory.mktemp("chain")
     for lang in ("en", "fr"):
-        news_crawl(root / "mirror" / "news-crawl", lang, [2017],
-                   short(f"mono.{lang}", TRAIN_LINES + VALID_LINES + 20))
+        news_crawl(root / "mirror" / "news-crawl", lang, [2017], news(lang))
     sacrebleu_cache(root / "sacrebleu", "wmt13", "en-fr", *zip(*VALID_PAIRS))
-    sacrebleu_cache(root / "sacrebleu", "wmt14/full", "en-fr", *zip(*TEST_PAIRS))
+    sacrebleu_text(root / "sacrebleu", "wmt14/full", "en-fr", *zip(*TEST_PAIRS))
     with serve(root / "mirror") as server:
         yield SimpleNamespace(root=root, url=server.url, out=root / "en-fr")
 
@@ -83,7 +90,12 @@ def test_news_crawl_to_bleu_through_pretraining_on_two_ranks_and_back_translatio
     dictionary = Dictionary.load(str(data_bin / "dict.txt"))
     for side, lang in enumerate(("en", "fr")):
         assert len(load(data_bin / f"train.{lang}", dictionary)) == TRAIN_LINES
-        assert len(load(data_bin / f"valid.{lang}", dictionary)) == VALID_LINES
+        valid = load(data_bin / f"valid.{lang}", dictionary)
+        assert len(valid) == VALID_LINES
+        kept = lines(out / "work" / "text" / f"mono.valid.{lang}")
+        kept += lines(out / "work" / "text" / f"mono.{lang}")
+        assert kept[0] == cut(lang, MAX_WORDS) and 256 < valid.sizes[0] <= 1024
+        assert all(3 <= len(line.split()) <= MAX_WORDS for line in kept)
         for split, expected in (("valid", VALID_PAIRS), ("test", TEST_PAIRS)):
             assert len(load(data_bin / f"{split}.en-fr.{lang}", dictionary)) == len(expected)
             assert lines(out / "ref" / f"{split}.{lang}") == [pair[side] for pair in expected]
@@ -96,6 +108,11 @@ def test_news_crawl_to_bleu_through_pretraining_on_two_ranks_and_back_translatio
     assert "(2 process(es) x 256 x update-freq 1" in log
     assert "distributed init (rank 0)" in log and "distributed init (rank 1)" in log
     assert "num_updates 20" in log and "valid on 'valid.fr' subset" in log
+    # training leaves out sentences longer than MAX_TOKENS (256), and counts
+    # them; validation takes them all (the longest has more than 256 tokens)
+    skipped = re.findall(r"masked_s2s \| skipping (\d+) sentences longer than \(256, 256\)", log)
+    assert skipped and int(skipped[0]) >= 2
+    assert "Sentences lengths should not exceed" not in log
     state = checkpoint_utils.load_checkpoint_to_cpu(str(save / "checkpoint_best.pt"))
     assert state["cfg"]["distributed_training"]["distributed_world_size"] == 2
     assert state["cfg"]["task"]["langs"] == "en,fr"

@@ -1,8 +1,8 @@
 """A local stand-in for the servers the data-prep scripts download from,
 built at test time from the demo text of examples/data: News Crawl .gz files,
 a Europarl-style .tgz, the XSum archive and split file, sacrebleu's cache of
-newstest SGML, and an HTTP server on 127.0.0.1 that answers Range requests
-and can break off or stall a transfer."""
+newstest SGML or plain text, and an HTTP server on 127.0.0.1 that answers
+Range requests and can break off or stall a transfer."""
 
 import contextlib
 import functools
@@ -75,6 +75,20 @@ def sacrebleu_cache(root, name, pair, src_lines, ref_lines):
                       "w:gz") as tar:
         for member, data in files.items():
             add_to_tar(tar, member, data)
+
+
+def sacrebleu_text(root, name, pair, src_lines, ref_lines):
+    """Put test set ``name`` of ``pair`` in a $SACREBLEU folder as sacrebleu's
+    plain-text files, which it reads before anything else:
+    NAME/NAME_WITH_UNDERSCORES.PAIR.{src,ref,docid,genre,origlang}."""
+    folder = Path(root) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    count = len(src_lines)
+    fields = {"src": src_lines, "ref": ref_lines, "docid": ["d1"] * count,
+              "genre": ["news"] * count, "origlang": [pair.split("-")[0]] * count}
+    for field, lines in fields.items():
+        (folder / f"{name.replace('/', '_')}.{pair}.{field}").write_text(
+            "".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 def xsum(root, splits):
