@@ -1,6 +1,11 @@
 # Shared by the recipes of examples/ and projects/ (sourced, not run; its
 # folder is what `python -m mass_tools.shell` prints).
-source "$(dirname "${BASH_SOURCE[0]}")/dry_run.sh"  # DRY_RUN, run_cmd, run_to
+# DRY_RUN, run_cmd, run_to: from this file's folder (no dirname: a PATH may lack it)
+if [[ ${BASH_SOURCE[0]} == */* ]]; then
+    source "${BASH_SOURCE[0]%/*}/dry_run.sh"
+else
+    source dry_run.sh
+fi
 
 # The plugin directory for --user-dir, wherever the package is installed:
 # what `python -m mass_plugin` prints, found without importing the package
