@@ -34,12 +34,21 @@ def model_args(args, dims="d512"):
                   "--max-source-positions", "1024", "--max-target-positions", "1024"]
 
 
-def denoising(work, ratio):
-    return ["--task", "denoising", f"{work}/mono-bin", "--arch", "bart_base",
+def denoising(work, ratio, arch="bart_base", poisson_lambda=3.5):
+    """fairseq's denoising (BART's text infilling); docs/pretraining.md's
+    settings are ratio 0.3 and lambda 3 (STUDY_DENOISING)."""
+    return ["--task", "denoising", f"{work}/mono-bin", "--arch", arch,
             "--criterion", "cross_entropy", "--mask", ratio, "--mask-random", "0.1",
-            "--mask-length", "span-poisson", "--poisson-lambda", "3.5",
+            "--mask-length", "span-poisson", "--poisson-lambda", poisson_lambda,
             "--replace-length", "1", "--permute-sentences", "0", "--rotate", "0",
             "--insert", "0", "--sample-break-mode", "eos", "--tokens-per-sample", "1024"]
+
+
+# the denoising of docs/pretraining.md and of the study of projects/paper_analysis
+STUDY_DENOISING = dict(ratio=0.3, poisson_lambda=3)
+# every fast path of transformer_mass (with --memory-efficient-fp16, or
+# memory-efficient bf16, for torch_adam's fp32 master weights)
+FAST_PATHS = ["--attention", "sdpa", "--compile-layers", "--optimizer", "torch_adam"]
 
 
 def masked_s2s(work, ratio):

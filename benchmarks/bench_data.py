@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 
-def run(cmd, env=None):
+def run(cmd, env=None, cwd=None):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **(env or {})}, cwd=cwd)
     if proc.returncode != 0:
         sys.exit(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
     return proc.stdout

@@ -2,9 +2,19 @@
 their formatting (speeds, peak memory, ratios to the first row)."""
 
 import re
+import time
 
-from bench_configs import copy_translation, denoising, describe, masked_s2s, model_args
-from bench_data import prepare_fixed_length
+from benchmarks.bench_configs import (
+    FAST_PATHS,
+    STUDY_DENOISING,
+    copy_translation,
+    denoising,
+    describe,
+    masked_s2s,
+    model_args,
+)
+from benchmarks.bench_data import prepare_fixed_length
+from benchmarks.bench_worker import utilisation
 
 
 def _cell(value, fmt):
@@ -37,8 +47,16 @@ def table(title, rows, columns, ratios=None):
 SPEED = [("sentences_per_s", "sent/s", "{:.1f}"), ("src_tokens_per_s", "src tok/s", "{:.0f}"),
          ("peak_mb", "peak MB", "{:.0f}")]
 STEADY = SPEED + [("step_ms", "step ms", "{:.1f}"), ("tflops", "TFLOP/s", "{:.3g}"),
-                  ("mfu_pct", "MFU %", "{:.1f}"), ("gpu_busy_pct", "GPU busy %", "{:.0f}"),
+                  ("src_pad_pct", "src pad %", "{:.1f}"), ("real_mfu_pct", "MFU real %", "{:.1f}"),
+                  ("mfu_pct", "MFU padded %", "{:.1f}"), ("gpu_busy_pct", "GPU busy %", "{:.0f}"),
                   ("warmup_steps", "warm-up", "{}")]
+
+
+def percent(row):
+    """The row's shares and utilisations as percentages (None where unknown)."""
+    for name in ("mfu", "real_mfu", "gpu_busy", "src_pad", "tgt_pad"):
+        value = row.get(name)
+        row[f"{name}_pct"] = None if value is None else 100 * value
 
 
 def cpu_tables(args, spec, work):
@@ -74,21 +92,21 @@ def cpu_tables(args, spec, work):
 def steady_tables(args, spec, work):
     """The steady-state tables; returns the target checks as text lines."""
     def steady(name, argv, size, dims="d512", precision=None, profile=False, env=None,
-               variant=None):
+               variant=None, **extra):
         precision = precision or args.precision
         slug = f"{name.split()[0]}-{dims}-{size}-{precision}"
         slug += "-cudnn" if env else ""
         slug += "-" + re.sub("[^A-Za-z0-9]+", "-", variant) if variant else ""
         row = spec(name, argv + model_args(args, dims), max_tokens=size, steady=True,
-                   precision=precision, profile=profile, slug=slug, env=env or {})
+                   precision=precision, profile=profile, slug=slug, env=env or {}, **extra)
         row["step_ms"] = 1000 * row["step_s"]
-        row["mfu_pct"] = None if row.get("mfu") is None else 100 * row["mfu"]
-        row["gpu_busy_pct"] = None if row.get("gpu_busy") is None else 100 * row["gpu_busy"]
+        percent(row)
         return row
 
     checks = []
+    tables = {"base": base_table, "sizes": sizes_table, "speed": speed_table}
     for name in args.tables:
-        checks += (base_table if name == "base" else sizes_table)(args, steady, work)
+        checks += tables[name](args, steady, work)
     return checks
 
 
@@ -152,8 +170,122 @@ def base_table(args, steady, work):
         checks.append(f"{row['name']} / denoising {precision} sentences/s, base model: "
                       f"{ratio:.2f}x (target >= 1.3x)")
     for row in mass_rows:
-        mfu = "unknown peak" if row["mfu_pct"] is None else f"{row['mfu_pct']:.1f}%"
+        if row["real_mfu_pct"] is None:
+            mfu = "unknown peak"
+        else:
+            mfu = (f"{row['real_mfu_pct']:.1f}% on real tokens ({row['mfu_pct']:.1f}% counting "
+                   "padding)")
         checks.append(f"{row['name']} (base) model FLOP utilisation: {mfu} of "
                       f"{row.get('peak_tflops')} TFLOP/s on {row.get('device')} "
-                      "(target >= 30%)")
+                      "(target >= 30% on real tokens)")
     return checks
+
+
+def speed_rows(args, steady, work):
+    """The rows of the speed table, in the order they run (the most needed
+    first: a run cut short keeps them): (key, row)."""
+    size, freq = args.base_size, 4
+    fast = dict(options=FAST_PATHS, memory_efficient=True)
+    mass = masked_s2s(work, 0.5)
+    shipped_dae = denoising(work, **STUDY_DENOISING)
+    same_model_dae = denoising(work, arch="transformer_mass", **STUDY_DENOISING)
+
+    def row(key, name, argv, precision, tokens=size, options=(), flops_of=None, **extra):
+        # the preset's gradient clipping on every row; FLOPs depend on the
+        # task, the model and the batches only: a row ``flops_of`` another
+        # takes that row's count instead of counting again
+        argv = argv + list(options) + ["--clip-norm", "1.0"]
+        return key, flops_of, lambda: steady(name, argv, tokens, "base", precision,
+                                             variant=key, count_flops=flops_of is None,
+                                             **extra)
+
+    return [
+        row("mass_fp16", "masked_s2s fp16, as shipped", mass, "fp16", profile=True),
+        row("bart_fp16", "denoising fp16, bart_base as shipped", shipped_dae, "fp16"),
+        row("dae_fp16", "denoising fp16, transformer_mass", same_model_dae, "fp16"),
+        row("mass_fast_fp16", "masked_s2s fp16, fast paths", mass, "fp16", profile=True,
+            flops_of="mass_fp16", **fast),
+        row("dae_fast_fp16", "denoising fp16, transformer_mass, fast paths", same_model_dae,
+            "fp16", flops_of="dae_fp16", **fast),
+        row("mass_fast_bf16", "masked_s2s bf16, fast paths", mass, "bf16",
+            flops_of="mass_fp16", **fast),
+        row("dae_fast_bf16", "denoising bf16, transformer_mass, fast paths", same_model_dae,
+            "bf16", flops_of="dae_fp16", **fast),
+        row("mass_fast_fp16_4096x4", f"masked_s2s fp16, fast paths, {4096:,} tokens x {freq}",
+            mass, "fp16", tokens=4096, update_freq=freq, **fast),
+        row("mass_bf16", "masked_s2s bf16, as shipped", mass, "bf16", flops_of="mass_fp16"),
+        row("mass_sdpa_fp16", "masked_s2s fp16, --attention sdpa", mass, "fp16",
+            options=FAST_PATHS[:2], flops_of="mass_fp16"),
+        row("mass_compile_fp16", "masked_s2s fp16, --compile-layers", mass, "fp16",
+            options=FAST_PATHS[2:3], flops_of="mass_fp16"),
+        row("mass_adam_fp16", "masked_s2s fp16, torch_adam, memory-efficient", mass, "fp16",
+            options=FAST_PATHS[3:], memory_efficient=True, flops_of="mass_fp16"),
+    ]
+
+
+SPEED_COLUMNS = [("src_tokens_per_s", "real src tok/s", "{:.0f}"),
+                 ("sentences_per_s", "sent/s", "{:.1f}"),
+                 ("src_pad_pct", "src pad %", "{:.1f}"), ("tgt_pad_pct", "tgt pad %", "{:.1f}"),
+                 ("real_mfu_pct", "MFU real %", "{:.1f}"), ("mfu_pct", "MFU padded %", "{:.1f}"),
+                 ("step_ms", "step ms", "{:.1f}"), ("peak_mb", "peak MB", "{:.0f}"),
+                 ("gpu_busy_pct", "GPU busy %", "{:.0f}"), ("warmup_steps", "warm-up", "{}")]
+
+
+def speed_table(args, steady, work):
+    """The fast paths on the base model in fp16 and bf16 at --base-size
+    tokens a step, beside fairseq's denoising as shipped (bart_base) and on
+    transformer_mass with the same options, and the pretrain_base preset's
+    4,096 tokens x 4; returns the target checks."""
+    if args.device == "cpu":
+        print("\n(on a CPU this table checks the wiring: fp16 rows train in fp32)")
+    rows, longest, skipped = {}, 0.0, []
+    for key, flops_of, measure in speed_rows(args, steady, work):
+        elapsed = time.perf_counter() - args.started
+        if args.budget_s and elapsed + longest > args.budget_s:
+            skipped.append(key)
+            continue
+        rows[key] = measure()
+        longest = max(longest, time.perf_counter() - args.started - elapsed)
+        if flops_of in rows and rows[flops_of]["batches"] == rows[key]["batches"]:
+            counted = {k: rows[flops_of].get(k) for k in ("step_flops", "step_real_flops")}
+            if None not in counted.values():
+                rows[key].update(counted, flops_from=flops_of)
+                rows[key].update(utilisation(rows[key], rows[key]["step_s"],
+                                             rows[key].get("peak_tflops")))
+                percent(rows[key])
+    table(f"Speed, the pretrain_base model ({describe(args, 'base')}), --max-tokens "
+          f"{args.base_size} unless a row says otherwise; real tokens only", list(rows.values()),
+          SPEED_COLUMNS, ratios=["src_tokens_per_s"])
+    if skipped:
+        print(f"  not run (--budget-s {args.budget_s:.0f}): {', '.join(skipped)}")
+    return speed_checks(rows)
+
+
+def speed_checks(rows):
+    """The targets, each a line, from the speed table's rows (a line whose
+    rows did not run says so)."""
+    def ratio(a, b):
+        if a not in rows or b not in rows:
+            return float("nan")
+        return rows[a]["src_tokens_per_s"] / rows[b]["src_tokens_per_s"]
+
+    fast = [k for k in ("mass_fast_fp16", "mass_fast_bf16") if k in rows]
+    if not fast:
+        return ["the fast-path rows did not run"]
+    best = max(fast, key=lambda k: rows[k]["src_tokens_per_s"])
+    mfu = rows[best].get("real_mfu_pct")
+    return [
+        f"model FLOP utilisation on real tokens, {rows[best]['name']}: "
+        + ("unknown peak" if mfu is None else f"{mfu:.1f}%") + " (target >= 30%)",
+        f"bf16 / fp16, fast paths: {ratio('mass_fast_bf16', 'mass_fast_fp16'):.2f}x "
+        "(target >= 1.0x)",
+        f"masked_s2s / denoising like for like (transformer_mass, the same options), fast "
+        f"paths: fp16 {ratio('mass_fast_fp16', 'dae_fast_fp16'):.2f}x, bf16 "
+        f"{ratio('mass_fast_bf16', 'dae_fast_bf16'):.2f}x; as shipped: "
+        f"{ratio('mass_fp16', 'dae_fp16'):.2f}x (target >= 1.3x)",
+        f"masked_s2s as shipped / denoising as shipped (bart_base), fp16: "
+        f"{ratio('mass_fp16', 'bart_fp16'):.2f}x; fast paths against it: "
+        f"{ratio('mass_fast_fp16', 'bart_fp16'):.2f}x",
+        f"4,096 tokens x 4 / one step of --base-size tokens, fast paths, fp16: "
+        f"{ratio('mass_fast_fp16_4096x4', 'mass_fast_fp16'):.2f}x (target >= 0.85x)",
+    ]

@@ -4,31 +4,20 @@ fairseq's own Trainer, and the process reports speed, memory and FLOPs."""
 
 import hashlib
 import os
-import random
 import resource
 import statistics
 import time
+
+from benchmarks.bench_batches import load_sizes, make_batches, padding_shares, sample_batches
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def same_batches(sentences, max_tokens, count=None):
-    """Batches of sentence indices of ``sentences`` (a binarized split), at
-    most ``max_tokens`` each and sorted by length as fairseq makes them,
-    shuffled with a fixed seed; ``count`` of them (the list repeated as
-    needed), or each once. Also returns the sentence lengths."""
-    import numpy as np
-    from fairseq.data import data_utils
-
-    dataset = data_utils.load_indexed_dataset(sentences, None)
-    sizes = np.array(dataset.sizes, dtype=np.int64)  # a copy: the original is a view of
-    del dataset                                    # a memory map closed with the dataset
-    order = np.argsort(sizes, kind="mergesort")
-    batches = data_utils.batch_by_size(order, lambda i: sizes[i], max_tokens=max_tokens)
-    random.Random(0).shuffle(batches)
-    if count is not None:
-        batches = (batches * (count // len(batches) + 1))[:count]
-    return batches, sizes
+    """The sentences of a binarized split batched themselves (``sample``
+    batching, bench_batches.py), and their lengths."""
+    sizes = load_sizes(sentences)
+    return sample_batches(sizes, max_tokens, count), sizes
 
 
 def _status_mb(field):
@@ -56,22 +45,27 @@ def _reset_peak_rss():
 def build_trainer(spec, device):
     """fairseq's Trainer for ``spec`` as fairseq-train builds it. bf16 is set
     on the configuration, as fairseq-hydra-train's common.bf16=true does
-    (fairseq-train's --bf16 also means a TPU)."""
+    (fairseq-train's --bf16 also means a TPU); so is memory-efficient bf16
+    (``spec["memory_efficient"]``, --memory-efficient-fp16 in fp16)."""
     from fairseq import options, tasks, utils
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.trainer import Trainer
 
     argv = spec["argv"] + ["--user-dir", os.path.join(REPO, "mass_plugin"),
-                           "--optimizer", "adam", "--lr", "0.0001", "--seed", "1",
+                           "--lr", "0.0001", "--seed", "1",
                            "--max-tokens", str(spec["max_tokens"]),
                            "--required-batch-size-multiple", "1", "--num-workers", "0"]
+    if "--optimizer" not in argv:
+        argv += ["--optimizer", "adam"]
+    memory_efficient = spec.get("memory_efficient", False)
     if device == "cpu":
         argv.append("--cpu")
     elif spec["precision"] == "fp16":
-        argv.append("--fp16")
+        argv.append("--memory-efficient-fp16" if memory_efficient else "--fp16")
     cfg = convert_namespace_to_omegaconf(
         options.parse_args_and_arch(options.get_training_parser(), [str(a) for a in argv]))
     cfg.common.bf16 = spec["precision"] == "bf16"
+    cfg.common.memory_efficient_bf16 = cfg.common.bf16 and memory_efficient
     utils.import_user_module(cfg.common)
     task = tasks.setup_task(cfg.task)
     task.load_dataset("train")
@@ -99,13 +93,14 @@ def _settled(times, window=5, tolerance=0.05):
     return abs(last - before) <= tolerance * before
 
 
-def warm_up(trainer, samples, args, cuda):
-    """Steps (cycling through ``samples``) until the step time settles, at
-    least ``args.warmup_min`` and at most ``args.warmup_max``; returns how many."""
+def warm_up(trainer, steps, args, cuda):
+    """Steps (cycling through ``steps``, each a list of samples: one update)
+    until the step time settles, at least ``args.warmup_min`` and at most
+    ``args.warmup_max``; returns how many."""
     times = []
     while len(times) < args.warmup_max:
         start = time.perf_counter()
-        trainer.train_step([samples[len(times) % len(samples)]])
+        trainer.train_step(steps[len(times) % len(steps)])
         _synchronize(cuda)
         times.append(time.perf_counter() - start)
         if len(times) >= args.warmup_min and _settled(times):
@@ -113,12 +108,12 @@ def warm_up(trainer, samples, args, cuda):
     return len(times)
 
 
-def timed_steps(trainer, samples, cuda):
-    """Seconds for one update on each of ``samples``, in order."""
+def timed_steps(trainer, steps, cuda):
+    """Seconds for one update on each of ``steps`` (lists of samples), in order."""
     _synchronize(cuda)
     start = time.perf_counter()
-    for sample in samples:
-        trainer.train_step([sample])
+    for step in steps:
+        trainer.train_step(step)
     _synchronize(cuda)
     return time.perf_counter() - start
 
@@ -140,6 +135,26 @@ def reset_peak_memory(cuda):
     _reset_peak_rss()
 
 
+def prepare_steps(spec, args, dataset):
+    """The collated samples a measurement trains on, grouped into updates
+    (``spec["update_freq"]`` samples each), the index batches, the sentence
+    lengths and the data cost per sample (masking and collation)."""
+    steady = spec.get("steady", False)
+    freq = spec.get("update_freq", 1)
+    count = None if steady else (args.updates + 2) * freq
+    if steady:
+        count = args.steady_batches * freq
+    index_batches, sizes = make_batches(spec["sentences"], spec["max_tokens"], count,
+                                        spec.get("batching", "sample"),
+                                        spec.get("corpus_sentences", 2_000_000))
+    start = time.perf_counter()
+    samples = [dataset.collater([dataset[i] for i in batch]) for batch in index_batches]
+    data_time = (time.perf_counter() - start) / len(samples)
+    steps = [samples[i:i + freq] for i in range(0, len(samples) - freq + 1, freq)]
+    batches = [index_batches[i:i + freq] for i in range(0, len(samples) - freq + 1, freq)]
+    return steps, batches, sizes, data_time
+
+
 def worker(spec, args):
     """One measurement in this process; returns a dict."""
     import numpy as np
@@ -151,71 +166,84 @@ def worker(spec, args):
     started = time.perf_counter()
     task, model, trainer = build_trainer(spec, args.device)
     phases = {"setup_s": time.perf_counter() - started}
-    dataset = task.dataset("train")
     # every configuration of a table trains on the same batches of the same
     # sentences: batches are made from the lengths of the binarized text
+    steps, batches, sizes, data_time = prepare_steps(spec, args, task.dataset("train"))
     steady = spec.get("steady", False)
-    index_batches, sizes = same_batches(spec["sentences"], spec["max_tokens"],
-                                        None if steady else args.updates + 2)
-    start = time.perf_counter()  # the data cost: fetch (masking) and collate
-    samples = [dataset.collater([dataset[i] for i in batch]) for batch in index_batches]
-    data_time = (time.perf_counter() - start) / len(samples)
 
     started = time.perf_counter()
     if steady:  # the timed updates cycle through the batches from the first
-        warmup = warm_up(trainer, samples, args, cuda)
-        order = [i % len(samples) for i in range(args.updates)]
+        warmup = warm_up(trainer, steps, args, cuda)
+        order = [i % len(steps) for i in range(args.updates)]
     else:
         warmup = 2
-        for sample in samples[:2]:
-            trainer.train_step([sample])
-        order = list(range(2, len(samples)))
+        for step in steps[:2]:
+            trainer.train_step(step)
+        order = list(range(2, len(steps)))
     phases["warmup_s"] = time.perf_counter() - started
     reset_peak_memory(cuda)
-    elapsed = timed_steps(trainer, [samples[i] for i in order], cuda)
+    elapsed = timed_steps(trainer, [steps[i] for i in order], cuda)
     peak_mb = peak_memory_mb(cuda, baseline_mb)
-    sentences = sum(samples[i]["net_input"]["src_tokens"].size(0) for i in order)
+    timed = [sample for i in order for sample in steps[i]]
+    sentences = sum(sample["net_input"]["src_tokens"].size(0) for sample in timed)
     # tokens of the original sentences (denoising shortens its source)
-    src_tokens = sum(int(sizes[index_batches[i]].sum()) for i in order)
-    digest = hashlib.sha1(np.concatenate([index_batches[i] for i in order]).tobytes())
+    src_tokens = sum(int(sizes[batch].sum()) for i in order for batch in batches[i])
+    digest = hashlib.sha1(np.concatenate([b for i in order for b in batches[i]]).tobytes())
+    src_pad, tgt_pad = padding_shares(timed, task.source_dictionary.pad())
     result = dict(name=spec["name"], step_s=elapsed / len(order), data_s=data_time,
                   sentences_per_s=sentences / elapsed, src_tokens_per_s=src_tokens / elapsed,
-                  peak_mb=peak_mb, sentences_per_batch=sentences / len(order),
+                  peak_mb=peak_mb, sentences_per_batch=sentences / len(timed),
                   batches=digest.hexdigest()[:12], warmup_steps=warmup,
                   timed_steps=len(order), precision=spec["precision"],
-                  max_tokens=spec["max_tokens"], **phases)
+                  max_tokens=spec["max_tokens"], update_freq=spec.get("update_freq", 1),
+                  src_pad=src_pad, tgt_pad=tgt_pad, **phases)
     if steady:
-        result.update(steady_extras(spec, args, trainer, samples, order, elapsed, cuda))
+        result.update(steady_extras(spec, args, trainer, steps, order, elapsed, cuda))
     if spec.get("decode"):
-        result.update(decode_speed(task, model, [samples[i] for i in order], cuda))
+        result.update(decode_speed(task, model, [s for i in order for s in steps[i]], cuda))
     return result
 
 
-def steady_extras(spec, args, trainer, samples, order, elapsed, cuda):
-    """Model FLOPs and utilisation of the timed updates; for a profiled row,
+def steady_extras(spec, args, trainer, steps, order, elapsed, cuda):
+    """Model FLOPs and utilisation of the timed updates, counted on every
+    token (padding included) and on real tokens only; for a profiled row,
     the share of a step the GPU was busy."""
     import torch
-    from flops import device_peak_tflops, training_step_flops
-    from step_profile import profile_steps
+
+    from benchmarks.flops import device_peak_tflops, real_token_flops, training_step_flops
+    from benchmarks.step_profile import profile_steps
 
     extras = {}
     started = time.perf_counter()
     if spec.get("profile") and args.profile_steps > 0:
-        path = os.path.join(args.workdir, f"profile-{spec['slug']}.txt")
-        profiled = profile_steps(trainer, samples[:args.profile_steps], path, cuda)
+        path = os.path.join(args.profile_dir or args.workdir, f"profile-{spec['slug']}.txt")
+        profiled = profile_steps(trainer, steps[:args.profile_steps], path, cuda)
         if profiled["kernel_s_per_step"] is not None:
             extras["gpu_busy"] = profiled["kernel_s_per_step"] / (elapsed / len(order))
         extras["profile"] = path
     extras["profile_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    flops = [training_step_flops(trainer, sample) for sample in samples]
-    extras["flops_s"] = time.perf_counter() - started
-    tflops = sum(flops[i] for i in order) / elapsed / 1e12
     name = torch.cuda.get_device_name() if cuda else "cpu"
     peak = args.peak_tflops or (device_peak_tflops(name) if cuda else None)
-    extras.update(device=name, tflops=tflops, peak_tflops=peak,
-                  mfu=tflops / peak if peak else None)
+    extras.update(device=name, peak_tflops=peak)
+    if not spec.get("count_flops", True):  # a row with another's FLOPs (same batches)
+        return extras
+    started = time.perf_counter()
+    pad, cache = trainer.task.source_dictionary.pad(), {}
+    padded = [sum(training_step_flops(trainer, s) for s in step) for step in steps]
+    real = [sum(real_token_flops(trainer, s, pad, cache) for s in step) for step in steps]
+    extras["flops_s"] = time.perf_counter() - started
+    extras.update(step_flops=sum(padded[i] for i in order) / len(order),
+                  step_real_flops=sum(real[i] for i in order) / len(order))
+    extras.update(utilisation(extras, elapsed / len(order), peak))
     return extras
+
+
+def utilisation(row, step_s, peak):
+    """TFLOP/s and model FLOP utilisation, on every token and on real tokens,
+    of a step of ``step_s`` seconds with ``row``'s FLOPs a step."""
+    tflops, real = row["step_flops"] / step_s / 1e12, row["step_real_flops"] / step_s / 1e12
+    return dict(tflops=tflops, real_tflops=real, mfu=tflops / peak if peak else None,
+                real_mfu=real / peak if peak else None)
 
 
 def decode_speed(task, model, samples, cuda):

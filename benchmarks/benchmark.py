@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """MASS pre-training cost side by side with fairseq's own tasks, in one run.
 
-    python benchmarks/benchmark.py                  # CPU: 15 rows, 2 + 12 updates each
-    python benchmarks/benchmark.py --updates 4      # 21 minutes on 2 idle CPU cores
-    python benchmarks/benchmark.py --quick          # smoke run, about 2 minutes
-    python benchmarks/benchmark.py --device cuda    # GPU: steady state, fp16 and bf16
+    python -m benchmarks.benchmark                  # CPU: 15 rows, 2 + 12 updates each
+    python -m benchmarks.benchmark --quick          # smoke run, a few minutes
+    python -m benchmarks.benchmark --device cuda    # GPU: steady state, fp16 and bf16
+    python -m benchmarks.benchmark --device cuda --tables speed   # the fast paths
 
+(from the repository root).
 On the same batches of the same sentences, with the same model dimensions,
 each configuration trains with fairseq's own Trainer, in a fresh process (so
 that peak memory is its own).
@@ -22,8 +23,7 @@ process's RSS before loading data) and ratios to the first row; the share
 of a step spent masking and collating; decoding speed of ``transformer_mass``
 vs fairseq's ``transformer``; and cost against sentence length. Timings
 exclude data loading (batches are prepared before the clock starts); the
-data cost is measured on its own. ``--quick`` took 105 s on 2 idle CPU
-cores (8.5 minutes while other jobs shared the cores).
+data cost is measured on its own.
 
 On a GPU (``--device cuda``, or ``--steady`` anywhere) every configuration is
 measured in steady state: warm-up updates until the step time settles (at
@@ -41,7 +41,15 @@ profiler; the top operators go to ``--workdir``/profile-*.txt).
 The sentences are the first 10,000 non-empty lines of each of ``mono.en``
 and ``mono.fr`` in ``--data`` (1,000 of each with ``--quick``), or all of
 them if a file is shorter: the bundled ``examples/data`` holds 4,000 lines
-of each, so the default run uses 8,000 sentences.
+of each, so the default run uses 8,000 sentences. The batches are those
+fairseq makes of a large corpus with their length distribution
+(``--batching corpus``, ``--corpus-sentences``; see bench_batches.py), so
+that they are padded as at scale; each row reports the share of padding
+among its source and target tokens, and source tokens/s count the real
+tokens only. The ``speed`` table (``--tables speed``) measures the fast paths
+of ``transformer_mass`` (``--attention sdpa``, ``--compile-layers``,
+``--optimizer torch_adam``) on the base model against fairseq's
+``denoising`` as shipped and on the same model with the same options.
 """
 
 import argparse
@@ -50,9 +58,10 @@ import os
 import sys
 import time
 
-from bench_configs import model_args
-from bench_data import prepare, run
-from bench_tables import cpu_tables, steady_tables
+from benchmarks.bench_batches import BATCHINGS
+from benchmarks.bench_configs import model_args
+from benchmarks.bench_data import prepare, run
+from benchmarks.bench_tables import cpu_tables, steady_tables
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -94,8 +103,17 @@ def parse_args(argv=None):
                         help="steady state on CUDA: the base table also measures masked_s2s "
                         "with torch's cuDNN attention, which the plugin turns off")
     parser.add_argument("--tables", default="base,sizes",
-                        help="steady state: which tables, in this order, of 'base' and "
-                        "'sizes' (default base,sizes)")
+                        help="steady state: which tables, in this order, of 'base', "
+                        "'sizes' and 'speed' (default base,sizes)")
+    parser.add_argument("--batching", choices=BATCHINGS, default="corpus",
+                        help="'corpus' (the default): batches as fairseq makes them of a "
+                        "corpus of --corpus-sentences sentences with the data's lengths; "
+                        "'sample': the data's own sentences batched (more padding)")
+    parser.add_argument("--corpus-sentences", type=int, default=2_000_000,
+                        help="--batching corpus: the sentences of the corpus batched")
+    parser.add_argument("--steady-batches", type=int, default=32,
+                        help="steady state, --batching corpus: the batches (per update) the "
+                        "timed updates cycle through")
     parser.add_argument("--peak-tflops", type=float,
                         help="the GPU's dense fp16/bf16 peak in TFLOP/s, for the FLOP "
                         "utilisation (default: from the device name, for known GPUs)")
@@ -111,6 +129,12 @@ def parse_args(argv=None):
                         "first --base-precisions with these fairseq-train options, e.g. "
                         "'fused=--cross-attention fused'; repeat for more rows. Measured in "
                         "the same run as the row without them, so the ratio is side by side")
+    parser.add_argument("--budget-s", type=float,
+                        help="speed table: start no row once this many seconds have passed "
+                        "since the start, less the longest row so far (the rows left are "
+                        "reported as not run)")
+    parser.add_argument("--profile-dir",
+                        help="where the profiled rows' operator tables go (default --workdir)")
     parser.add_argument("--output", help="also write the results as JSON lines here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement
     return resolve_defaults(parser, parser.parse_args(argv))
@@ -147,22 +171,28 @@ def resolve_defaults(parser, args):
         variants.append((name.strip(), options.split()))
     args.variant = variants
     args.tables = [t for t in args.tables.split(",") if t]
-    unknown = set(args.tables) - {"sizes", "base"}
+    unknown = set(args.tables) - {"sizes", "base", "speed"}
     if unknown:
-        parser.error(f"--tables: unknown {', '.join(sorted(unknown))} (choose sizes, base)")
+        parser.error(f"--tables: unknown {', '.join(sorted(unknown))} (choose sizes, base, "
+                     "speed)")
+    args.workdir = os.path.abspath(args.workdir)
+    if args.profile_dir:
+        args.profile_dir = os.path.abspath(args.profile_dir)
     return args
 
 
 def measure(spec, args):
     """Run bench_worker.worker for ``spec`` in a fresh Python process."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
+    cmd = [sys.executable, "-m", "benchmarks.benchmark", "--worker", json.dumps(spec),
            "--device", args.device, "--updates", str(args.updates),
            "--warmup-min", str(args.warmup_min), "--warmup-max", str(args.warmup_max),
-           "--profile-steps", str(args.profile_steps), "--workdir", args.workdir]
+           "--profile-steps", str(args.profile_steps), "--workdir", args.workdir,
+           "--steady-batches", str(args.steady_batches),
+           "--profile-dir", args.profile_dir or args.workdir]
     cmd += ["--quick"] if args.quick else []
     cmd += ["--peak-tflops", str(args.peak_tflops)] if args.peak_tflops else []
     cmd += ["--precision", "fp16"] if args.device == "cuda" else []
-    out = run(cmd, env=spec.get("env"))
+    out = run(cmd, env=spec.get("env"), cwd=REPO)
     result = json.loads(out.strip().splitlines()[-1])
     sys.stderr.write(f"  {result['name']}: {result['sentences_per_s']:.1f} sentences/s\n")
     return result
@@ -171,10 +201,10 @@ def measure(spec, args):
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
-        from bench_worker import worker
+        from benchmarks.bench_worker import worker
         print(json.dumps(worker(json.loads(args.worker), args)))
         return
-    started = time.perf_counter()
+    started = args.started = time.perf_counter()
     work = prepare(args)
     if args.output:
         open(args.output, "w").close()
@@ -182,6 +212,8 @@ def main(argv=None):
     def spec(name, argv, data=work, **extra):
         extra.setdefault("max_tokens", args.max_tokens)
         extra.setdefault("precision", args.precision)
+        extra.setdefault("batching", args.batching)
+        extra.setdefault("corpus_sentences", args.corpus_sentences)
         if not extra.get("steady"):
             argv = argv + model_args(args)
         if args.mass_args and "masked_s2s" in argv:
@@ -197,7 +229,8 @@ def main(argv=None):
             f"{args.updates} timed" if args.steady else
             f"{args.updates} timed updates, --max-tokens {args.max_tokens}")
     print(f"# device {args.device} {args.precision}, {mode}, "
-          f"{'quick' if args.quick else 'full'} mode"
+          f"{'quick' if args.quick else 'full'} mode, batches: {args.batching}"
+          + (f" ({args.corpus_sentences:,} sentences)" if args.batching == "corpus" else "")
           + (f"; masked_s2s rows with {args.mass_args}" if args.mass_args else ""))
     checks = steady_tables(args, spec, work) if args.steady else cpu_tables(args, spec, work)
     if checks:

@@ -58,3 +58,50 @@ def device_peak_tflops(device_name: str):
         if name in device_name:
             return tflops
     return None
+
+
+# the net_input tensors that run along the source and along the target; any
+# other tensor of the batch has one row a sentence (lengths, language ids)
+SOURCE_KEYS = ("src_tokens",)
+TARGET_KEYS = ("prev_output_tokens", "positions")
+
+
+def sentence_sample(sample, row, pad):
+    """Sentence ``row`` of a collated ``sample`` alone, without its padding
+    (with it, at the batch's shape, when ``pad`` is None)."""
+    net = sample["net_input"]
+
+    def kept(tokens):
+        return tokens.ne(pad) if pad is not None else torch.ones_like(tokens, dtype=torch.bool)
+
+    src, tgt = kept(net["src_tokens"][row]), kept(sample["target"][row])
+    alone = {}
+    for key, value in net.items():
+        if not torch.is_tensor(value):
+            alone[key] = value
+        elif key in SOURCE_KEYS:
+            alone[key] = value[row][src].unsqueeze(0)
+        elif key in TARGET_KEYS:
+            alone[key] = value[row][tgt].unsqueeze(0)
+        else:
+            alone[key] = value[row:row + 1]
+    if "src_lengths" in net:
+        alone["src_lengths"] = src.sum().view(1)
+    return {**sample, "net_input": alone, "target": sample["target"][row][tgt].unsqueeze(0),
+            "ntokens": int(tgt.sum()), "nsentences": 1}
+
+
+def real_token_flops(trainer, sample, pad, cache=None) -> int:
+    """The FLOPs of ``sample``'s training step on its real tokens only: the
+    sum over its sentences of the FLOPs of each alone, without padding
+    (counted once per source and target length; ``cache`` keeps them across
+    calls)."""
+    cache = {} if cache is None else cache
+    src = sample["net_input"]["src_tokens"].ne(pad).sum(dim=1).tolist()
+    tgt = sample["target"].ne(pad).sum(dim=1).tolist()
+    total = 0
+    for row, shape in enumerate(zip(src, tgt)):
+        if shape not in cache:
+            cache[shape] = training_step_flops(trainer, sentence_sample(sample, row, pad))
+        total += cache[shape]
+    return total

@@ -2,7 +2,7 @@
 """The GPU acceptance check: its steps, each with a time limit and the
 duration expected of it, and the runner that benchmarks/gpu_check.sh starts.
 
-    python benchmarks/gpu_check.py --out work/gpu-check [--steps default] [--dry-run]
+    python -m benchmarks.gpu_check --out work/gpu-check [--steps default] [--dry-run]
 
 Each step's output goes, line by line as it comes, to the console and to its
 log under --out, and the step's row goes to --out/summary.md as it ends:
@@ -26,7 +26,14 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from gpu_check_run import KILL_GRACE_S, Summary, machine, phases, require_gpu, run
+from benchmarks.gpu_check_run import (
+    KILL_GRACE_S,
+    Summary,
+    machine,
+    phases,
+    require_gpu,
+    run,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -74,8 +81,17 @@ TIMES = {
     "benchmark": (8, 150, 200,
                   "run 5: its data and the base table's two rows were done within the step's "
                   "155 s (it was cut in the table after)"),
+    "speed": (9, 345, 460,
+              "not yet run on a GPU: the speed table's rows, each a Python of its own (~10 s "
+              "start, ~5 s data), >= 10 warm-up and 100 timed updates at ~0.15 s (run 6's base "
+              "step), ~10 s counting FLOPs where counted, ~30-60 s more to compile; rows that "
+              "would start past the benchmark's --budget-s 380 are reported as not run"),
 }
-OPTIONAL = ("benchmark",)  # not in the default set: with it the limits pass BUDGET_S
+# not in the default set: with them the limits pass BUDGET_S; each fits a call alone
+OPTIONAL = ("benchmark", "speed")
+# the speed table's profiled rows: the step before and after the fast paths
+SPEED_PROFILES = ("profile-masked_s2s-base-65536-fp16-mass-fp16.txt",
+                  "profile-masked_s2s-base-65536-fp16-mass-fast-fp16.txt")
 
 # the quickstart's model, a little larger batch; the online step reuses it
 MODEL_ARGS = ("--encoder-layers 2 --decoder-layers 2 --encoder-embed-dim 128 "
@@ -121,20 +137,19 @@ def plan(out, work, model_args=None, bench_args=None):
              "--config-name", "pretrain_base", f"common.user_dir={REPO}/mass_plugin",
              f"task.data={data_bin}", "task.langs='en,fr'", "optimization.max_update=20",
              "common.log_interval=10", "dataset.num_workers=2", "checkpoint.no_save=true"]
-    ranks = ["python", "-u", "benchmarks/two_ranks.py", "--data-bin", data_bin,
+    ranks = ["python", "-u", "-m", "benchmarks.two_ranks", "--data-bin", data_bin,
              "--device", "cuda", "--updates", "24", "--precision"]
     return [
         # one pytest for every GPU case of every test file; a failure's
         # message is printed as it happens (gpu_check_report.py)
         step("tests", "tests.log", ["python", "-u", "-m", "pytest", "-m", "gpu", "-n", "0",
                                     "-v", "-rA", "--tb=short", "-p", "no:cacheprovider",
-                                    "-p", "gpu_check_report",
-                                    "--continue-on-collection-errors", "tests"],
-             env={"PYTHONPATH": HERE}),
+                                    "-p", "benchmarks.gpu_check_report",
+                                    "--continue-on-collection-errors", "tests"]),
         step("quickstart", "quickstart.log", ["bash", "examples/quickstart.sh"], fresh=quick,
              env={"NUM_GPUS": "1", "WORK_DIR": quick, "PRETRAIN_UPDATES": "200",
                   "FINETUNE_UPDATES": "200", "MODEL_ARGS": model_args}),
-        step("hub", "steps.log", ["python", "benchmarks/hub_devices.py", "--work-dir", quick,
+        step("hub", "steps.log", ["python", "-m", "benchmarks.hub_devices", "--work-dir", quick,
                                   "--output", os.path.join(work, "hub.json")], warm=True,
              needs=os.path.join(quick, "checkpoints/ft-en-fr/checkpoint_best.pt")),
         step("base_fp16", "steps.log", hydra + [f"checkpoint.save_dir={work}/base-fp16"],
@@ -155,9 +170,16 @@ def plan(out, work, model_args=None, bench_args=None):
                   "WARMUP": "100", "BEAM": "1", "LOG_INTERVAL": "50"}),
         # the base model's steady state (benchmark.py alone measures more)
         step("benchmark", "benchmark.log",
-             ["python", "-u", "benchmarks/benchmark.py", "--device", "cuda", "--workdir",
+             ["python", "-u", "-m", "benchmarks.benchmark", "--device", "cuda", "--workdir",
               f"{work}/benchmark", "--output", os.path.join(out, "benchmark.jsonl"),
               *shlex.split(bench_args or BENCH_ARGS)]),
+        # the fast paths against the step as shipped and against denoising, on
+        # batches padded as at scale; the profiles of the step before and after
+        step("speed", "speed.log",
+             ["python", "-u", "-m", "benchmarks.benchmark", "--device", "cuda", "--tables",
+              "speed", "--base-size", "65536", "--warmup-min", "10", "--steady-batches", "16",
+              "--profile-steps", "3", "--budget-s", "380", "--workdir", f"{work}/speed",
+              "--profile-dir", out, "--output", os.path.join(out, "speed.jsonl")]),
     ]
 
 
@@ -185,8 +207,10 @@ def expected_s(steps):
 
 
 def output_files(steps):
+    names = {s.name for s in steps}
     files = ["summary.md"] + sorted({s.log for s in steps})
-    return files + (["benchmark.jsonl"] if any(s.name == "benchmark" for s in steps) else [])
+    files += ["benchmark.jsonl"] if "benchmark" in names else []
+    return files + (["speed.jsonl", *SPEED_PROFILES] if "speed" in names else [])
 
 
 def problems(steps):

@@ -48,9 +48,12 @@ WORK_DIR=${WORK_DIR:-}          # empty: OUT_DIR.work, beside OUT_DIR
 MODEL_ARGS=${MODEL_ARGS:-}      # empty: the quickstart's model (2+2 layers, 128 dimensions)
 BENCH_ARGS=${BENCH_ARGS:-}      # empty: --tables base --base-size 65536 --base-precisions fp16
 
+OUT_DIR=$(realpath -m "$OUT_DIR")  # the paths as given here, before the cd below
+[ -z "$WORK_DIR" ] || WORK_DIR=$(realpath -m "$WORK_DIR")
 args=(--out "$OUT_DIR" --steps "$STEPS" --work-dir "$WORK_DIR" --model-args "$MODEL_ARGS"
       --bench-args "$BENCH_ARGS")
 if [ "$DRY_RUN" = 1 ]; then
     args+=(--dry-run)
 fi
-exec python -u "$(dirname "$0")/gpu_check.py" "${args[@]}"
+cd "$(dirname "$0")/.."  # python -m benchmarks.* runs from the repository root
+exec python -u -m benchmarks.gpu_check "${args[@]}"

@@ -129,7 +129,6 @@ def run_in_process(command):
             runpy.run_module(args[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(args)
-            sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
             runpy.run_path(args[0], run_name="__main__")
         return 0
     found = importlib.metadata.entry_points(group="console_scripts", name=prog)

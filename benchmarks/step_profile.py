@@ -24,27 +24,27 @@ def kernel_seconds(events) -> float:
                if event.device_type == cuda and event.name not in cpu_names) / 1e6
 
 
-def profile_steps(trainer, samples, path, cuda) -> dict:
-    """Profile ``trainer.train_step`` over ``samples`` (one step each); write
-    the top operators to ``path``; return the kernel seconds per step
-    (None without CUDA)."""
+def profile_steps(trainer, steps, path, cuda) -> dict:
+    """Profile ``trainer.train_step`` over ``steps`` (each a list of samples:
+    one update); write the top operators to ``path``; return the kernel
+    seconds per step (None without CUDA)."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as profiler:
         start = time.perf_counter()
-        for sample in samples:
-            trainer.train_step([sample])
+        for step in steps:
+            trainer.train_step(step)
         if cuda:
             torch.cuda.synchronize()
         wall = time.perf_counter() - start
     averages = profiler.key_averages()
     with open(path, "w") as f:
-        f.write(f"{len(samples)} steps, {wall:.3f} s under the profiler\n")
+        f.write(f"{len(steps)} steps, {wall:.3f} s under the profiler\n")
         for key in (["self_device_time_total"] if cuda else []) + ["self_cpu_time_total"]:
             try:
                 f.write(f"\nsorted by {key}\n{averages.table(sort_by=key, row_limit=20)}\n")
             except (AttributeError, KeyError) as error:  # older torch names the key otherwise
                 f.write(f"\n(no table by {key}: {error})\n")
-    kernel_s = kernel_seconds(profiler.events()) / len(samples) if cuda else None
+    kernel_s = kernel_seconds(profiler.events()) / len(steps) if cuda else None
     return dict(kernel_s_per_step=kernel_s)

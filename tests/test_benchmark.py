@@ -15,15 +15,13 @@ import torch
 
 from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
 
-sys.path.insert(0, str(REPO / "benchmarks"))  # the scripts' modules, imported by the tests
-
 
 def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_path):
     output = tmp_path / "results.jsonl"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/benchmark.py"), "--quick",
+        [sys.executable, "-m", "benchmarks.benchmark", "--quick",
          "--workdir", str(tmp_path / "work"), "--output", str(output)],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
+        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for title in ("Training cost", "masked_s2s by mask ratio", "Data cost",
                   "Decoding", "Sentences of 64 tokens"):
@@ -50,12 +48,12 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     batches, FLOPs from the matrix products, the profiler's table."""
     output = tmp_path / "results.jsonl"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/benchmark.py"), "--quick", "--steady",
+        [sys.executable, "-m", "benchmarks.benchmark", "--quick", "--steady",
          "--updates", "3", "--warmup-min", "2", "--warmup-max", "3", "--sizes", "512",
          "--tables", "sizes,base", "--variant", "fused=--cross-attention fused",
          "--variant", "big=--max-tokens 1024",
          "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output", str(output)],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
+        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Steady state, 2+2 layers, 64 dims, fp32, --max-tokens 512" in proc.stdout
     assert "masked_s2s 0.5 / denoising sentences/s at 512 tokens" in proc.stdout
@@ -66,7 +64,9 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
         "denoising (BART) mask 0.5 fp32"]
     # a --variant's --max-tokens sets its row's batches, not the others'
     assert [row["max_tokens"] for row in rows[2:]] == [512, 512, 1024, 512]
-    assert rows[4]["sentences_per_batch"] > rows[2]["sentences_per_batch"]
+    tokens_per_batch = [row["sentences_per_batch"] * row["src_tokens_per_s"]
+                        / row["sentences_per_s"] for row in rows]
+    assert tokens_per_batch[4] > 1.5 * tokens_per_batch[2]
     # a --variant row: measured beside the row without its options, ratio printed
     assert "masked_s2s 0.5 fp32, fused / denoising fp32 sentences/s, base model:" in proc.stdout
     assert (tmp_path / "work/profile-masked_s2s-base-512-fp32-fused.txt").exists()
@@ -75,6 +75,8 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
     for row in rows:
         assert row["timed_steps"] == 3 and 2 <= row["warmup_steps"] <= 3
         assert row["tflops"] > 0 and row["mfu"] is None  # no known peak on a CPU
+        # real tokens only: never more FLOPs than counting the padding too
+        assert 0 < row["real_tflops"] <= row["tflops"] and 0 <= row["src_pad"] < 1
     # MASS decodes half the sentence: fewer FLOPs per sentence than denoising
     per_sentence = [row["tflops"] / row["sentences_per_s"] for row in rows[:2]]
     assert per_sentence[1] < per_sentence[0]
@@ -127,7 +129,7 @@ def test_gpu_check_lists_its_steps_within_the_budget_and_refuses_to_run_without_
     assert sorted(p.name for p in (tmp_path / "dry").iterdir()) == ["summary.md"]
     summary = (tmp_path / "dry/summary.md").read_text()
     assert all(f"| {step} | not run (dry run) |" in summary for step in DEFAULT_STEPS)
-    for script_name in ("benchmarks/hub_devices.py", "benchmarks/two_ranks.py",
+    for script_name in ("benchmarks.hub_devices", "benchmarks.two_ranks",
                         "examples/quickstart.sh", "projects/unsupervised/online_bt.sh"):
         assert script_name in dry.stdout
     if not torch.cuda.is_available():
@@ -137,22 +139,26 @@ def test_gpu_check_lists_its_steps_within_the_budget_and_refuses_to_run_without_
 
 
 def test_gpu_check_keeps_the_benchmark_for_a_call_of_its_own(tmp_path):
-    """STEPS=benchmark fits the budget alone; STEPS=all passes it and says
-    so; an unknown step is refused by name."""
-    alone = gpu_check_dry_run(tmp_path / "alone", "benchmark")
-    listed = LISTED.findall(alone.stdout)
-    assert [name for name, *_ in listed] == ["benchmark"] and "warning" not in alone.stdout
-    assert "benchmarks/benchmark.py --device cuda" in listed[0][-1]
+    """STEPS=benchmark and STEPS=speed each fit the budget and the 8 files
+    alone; STEPS=all passes the budget and says so; an unknown step is
+    refused by name."""
+    for name in ("benchmark", "speed"):
+        alone = gpu_check_dry_run(tmp_path / name, name)
+        listed = LISTED.findall(alone.stdout)
+        assert [n for n, *_ in listed] == [name] and "warning" not in alone.stdout
+        assert "-m benchmarks.benchmark --device cuda" in listed[0][-1]
+        files = re.search(r"^output files: (.*)$", alone.stdout, re.M).group(1).split(", ")
+        assert len(files) <= 8
+    assert "--tables speed" in listed[0][-1] and "--budget-s" in listed[0][-1]
     every = gpu_check_dry_run(tmp_path / "all", "all")
-    assert [name for name, *_ in LISTED.findall(every.stdout)] == DEFAULT_STEPS + ["benchmark"]
+    assert [name for name, *_ in LISTED.findall(every.stdout)] == DEFAULT_STEPS + [
+        "benchmark", "speed"]
     assert re.search(r"^warning: .* past the 480 s budget", every.stdout, re.M)
-    files = re.search(r"^output files: (.*)$", every.stdout, re.M).group(1).split(", ")
-    assert len(files) <= 8
     wrong = gpu_check_dry_run(tmp_path / "wrong", "hub,bogus")
     assert wrong.returncode != 0 and "unknown step(s) bogus" in wrong.stderr
-    for script_name in ("benchmarks/benchmark.py", "benchmarks/hub_devices.py",
-                        "benchmarks/two_ranks.py", "benchmarks/gpu_check.py"):
-        help_out = subprocess.run([sys.executable, script_name, "--help"], cwd=REPO,
+    for module in ("benchmarks.benchmark", "benchmarks.hub_devices", "benchmarks.two_ranks",
+                   "benchmarks.gpu_check"):
+        help_out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO,
                                   env=cli_env(), capture_output=True, text=True)
         assert help_out.returncode == 0, help_out.stderr
 
@@ -160,7 +166,7 @@ def test_gpu_check_keeps_the_benchmark_for_a_call_of_its_own(tmp_path):
 def test_gpu_check_table_rules_catch_a_short_limit_and_an_over_budget_plan():
     from dataclasses import replace
 
-    from gpu_check import plan, problems, select
+    from benchmarks.gpu_check import plan, problems, select
 
     steps = select(plan("/out", "/work"), "default")
     assert problems(steps) == []
@@ -202,10 +208,11 @@ def test_gpu_check_runner_tees_cuts_forks_warm_steps_and_writes_rows_as_they_end
         ("fails", 4, 2, 60, "b.log", ["python", str(tmp_path / "fail.py")], True),
         ("after", 5, 2, 60, "b.log", ["python", "-c", "print(1)"], False),
     ]
-    driver = tmp_path / "driver.py"
-    driver.write_text(
-        f"import os, sys\nsys.path.insert(0, {str(REPO / 'benchmarks')!r})\n"
-        "import dataclasses\nfrom gpu_check import Step\nfrom gpu_check_run import run\n"
+    # run with -c from the repository root, so that the benchmarks package imports
+    driver = (
+        "import os, sys\n"
+        "import dataclasses\nfrom benchmarks.gpu_check import Step\n"
+        "from benchmarks.gpu_check_run import run\n"
         "os.environ['RUNNER_PID'] = str(os.getpid())\n"
         f"steps = [Step(n, p, e, lim, 'test', log, tuple(c), warm=w) for n, p, e, lim, log, c, w "
         f"in {table!r}]\n"
@@ -213,7 +220,7 @@ def test_gpu_check_runner_tees_cuts_forks_warm_steps_and_writes_rows_as_they_end
         f"sys.exit(run(steps, {str(tmp_path / 'out')!r}, 'a test'))\n")
     (tmp_path / "out").mkdir()
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-u", str(driver)], cwd=REPO, env=cli_env(),
+    proc = subprocess.run([sys.executable, "-u", "-c", driver], cwd=REPO, env=cli_env(),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert time.monotonic() - started < 300
@@ -240,8 +247,8 @@ def test_gpu_check_runner_tees_cuts_forks_warm_steps_and_writes_rows_as_they_end
 
 def test_gpu_check_rows_say_what_each_step_measured():
     """The summary's "measured" cell, from lines as each tool prints them."""
-    from gpu_check import plan
-    from gpu_check_run import measured
+    from benchmarks.gpu_check import plan
+    from benchmarks.gpu_check_run import measured
 
     steps = {s.name: s for s in plan("/out", "/work")}
     outputs = {
@@ -279,10 +286,10 @@ def test_gpu_check_report_prints_a_failure_as_it_happens(tmp_path):
     (tmp_path / "test_two.py").write_text(
         "def test_first():\n    assert 1 + 1 == 3, 'arithmetic-broke-here'\n\n"
         "def test_second():\n    print('second ran')\n")
-    env = {**cli_env(), "PYTHONPATH": str(REPO / "benchmarks")}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-s", "-p", "no:cacheprovider",
-                           "-p", "gpu_check_report", "-o", "addopts=", "test_two.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                           "-p", "benchmarks.gpu_check_report", "-o", "addopts=",
+                           "--rootdir", str(tmp_path), str(tmp_path / "test_two.py")],
+                          cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout
     line = re.search(r"^GPU-CHECK FAILED (.*)$", proc.stdout, re.M)
     assert line and line.group(1).startswith("test_two.py::test_first (call): AssertionError: "
@@ -293,7 +300,7 @@ def test_gpu_check_report_prints_a_failure_as_it_happens(tmp_path):
 def test_gpu_busy_share_counts_kernels_not_the_annotation_ranges():
     """The GPU timeline repeats fairseq's record_function ranges ("forward",
     "optimizer"), which span kernels and the idle gaps between them."""
-    from step_profile import kernel_seconds
+    from benchmarks.step_profile import kernel_seconds
 
     cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
 
@@ -313,7 +320,7 @@ def test_two_ranks_check_matches_update_freq_2_on_the_cpu(tmp_path):
     lines = synthetic_sentences(50, 300)
     binarize_splits(tmp_path, {"train": lines, "valid": lines[:20]})
     proc = subprocess.run(
-        [sys.executable, "benchmarks/two_ranks.py", "--data-bin", str(tmp_path), "--langs", "",
+        [sys.executable, "-m", "benchmarks.two_ranks", "--data-bin", str(tmp_path), "--langs", "",
          "--device", "cpu", "--updates", "8", "--max-tokens", "300",
          "--work-dir", str(tmp_path / "work")],
         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600)
@@ -368,7 +375,7 @@ def test_two_ranks_starts_each_precisions_command_as_an_executable(precision):
     """torchrun runs its program with Python unless told --no-python: the
     bf16 command, this Python with -c (fairseq-train's --bf16 means a TPU),
     failed on the GPU as `python python -c ...`."""
-    import two_ranks
+    from benchmarks import two_ranks
     args = two_ranks.parse_args(["--data-bin", "data", "--precision", precision])
     train = two_ranks.command(args, ["data", "--fp16"])
     cmd = two_ranks.torchrun(train)

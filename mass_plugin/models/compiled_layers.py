@@ -11,10 +11,14 @@ search run fairseq's code as before. Shapes are dynamic (fairseq's batches
 differ in length from step to step). The first failure to compile (no C++
 compiler for the CPU backend, a platform torch cannot compile for) logs a
 warning and every layer runs uncompiled from then on. The weights are the
-layer's own: checkpoints are the same either way.
+layer's own: checkpoints are the same either way. MASS_PLUGIN_COMPILE_BACKEND
+names another torch.compile backend than inductor (``aot_eager`` traces the
+same graphs without generating code, in seconds where inductor takes minutes
+on a CPU).
 """
 
 import logging
+import os
 
 import torch
 
@@ -26,7 +30,8 @@ class Compiler:
     (torch.compile's ``backend``: inductor by default); ``failed`` once
     compiling has failed in this process."""
 
-    def __init__(self, backend="inductor"):
+    def __init__(self, backend=None):
+        backend = backend or os.environ.get("MASS_PLUGIN_COMPILE_BACKEND") or "inductor"
         self.backend, self.compiled, self.failed = backend, {}, False
 
     def function(self, cls):
