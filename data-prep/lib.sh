@@ -31,10 +31,11 @@ check_settings() {
 # model of a news_crawl.sh output DIR, by size and MD5: a script that encodes
 # with them is redone (or refused) when news_crawl.sh made new ones.
 made_with() {
-    local model
+    local model sums
     model=$(subword_model "$1") || exit 1
-    echo "dictionary=$(wc -l < "$1/data-bin/dict.txt") symbols, md5 $(md5sum < "$1/data-bin/dict.txt" | cut -c1-32)"
-    echo "subwords=$(basename "$model"), md5 $(md5sum < "$model" | cut -c1-32)"
+    mapfile -t sums < <(md5sum "$1/data-bin/dict.txt" "$model")
+    echo "dictionary=$(wc -l < "$1/data-bin/dict.txt") symbols, md5 ${sums[0]%% *}"
+    echo "subwords=${model##*/}, md5 ${sums[1]%% *}"
 }
 
 # Run "COMMAND ARGS --input PART --output PART.out" over line-parts of INPUT,

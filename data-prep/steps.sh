@@ -17,20 +17,36 @@ fingerprint() {
     done
 }
 
+# stat_outputs: "SIZE MTIME" of every output the records in DONE list, in
+# STATS by path, read with one stat when the first step is checked. Outputs
+# change only when a step runs, and every step after that one runs anyway:
+# a finished rerun costs one stat, not one a step.
+declare -A STATS=()
+stat_outputs() {
+    local record records=() size mtime name
+    for record in "$DONE"/*; do
+        case ${record##*/} in settings | finished | *.tmp) ;; *) records+=("$record") ;; esac
+    done
+    [ "${#records[@]}" -gt 0 ] || return 0
+    while read -r size mtime name; do
+        STATS[$name]="$size $mtime"
+    done < <(cd "$OUT" && cut -d' ' -f4- "${records[@]}" \
+                 | xargs -r -d '\n' stat -c '%s %.9Y %n' -- 2> /dev/null)
+}
+
 # unchanged RECORD FILE...: the files are those RECORD lists, as they were:
 # the same size, and the same MD5 where it was taken and the time differs.
-# One stat for a step that is done: a finished rerun stays fast.
 unchanged() {
-    local record=$1 recorded now size mtime sum name i=0 file
+    local record=$1 recorded size mtime sum name i=0 file now
     shift
     [ -f "$record" ] && mapfile -t recorded < "$record" || return 1
     [ "${#recorded[@]}" -eq "$#" ] || return 1
-    mapfile -t now < <(stat -c '%s %.9Y' -- "$@" 2> /dev/null)
-    [ "${#now[@]}" -eq "$#" ] || return 1
+    [ "${STATS_READ:-0}" = 1 ] || { stat_outputs; STATS_READ=1; }
     for file in "$@"; do
         read -r size mtime sum name <<< "${recorded[i]}"
-        [ "$name" = "${file#"$OUT"/}" ] && [ "${now[i]% *}" = "$size" ] || return 1
-        if [ "${now[i]#* }" != "$mtime" ] && [ "$sum" != - ]; then
+        now=${STATS[$name]:-}
+        [ "$name" = "${file#"$OUT"/}" ] && [ "${now% *}" = "$size" ] || return 1
+        if [ "${now#* }" != "$mtime" ] && [ "$sum" != - ]; then
             [ "$(md5sum < "$file")" = "$sum  -" ] || return 1
         fi
         i=$((i + 1))
