@@ -183,3 +183,30 @@ def test_bf16_through_fairseq_train_says_to_use_fairseq_hydra_train(workdir):
     assert "--bf16: fairseq-train (fairseq 0.12) also sets --tpu" in out.stderr
     assert "common.bf16=true" in out.stderr
     assert "ModuleNotFoundError" not in out.stderr
+
+
+def test_the_fast_paths_pretrain_fine_tune_and_decode_through_fairseqs_commands(workdir):
+    """--attention sdpa and --optimizer torch_adam through fairseq-train,
+    pre-training then fine-tuning; the checkpoint keeps them, and
+    fairseq-generate decodes every test sentence with it. (--compile-layers
+    has its own tests: compiling takes minutes on a CPU.)"""
+    root, _, _ = workdir
+    fast = ["--attention", "sdpa", "--optimizer", "torch_adam", "--user-dir", "mass_plugin",
+            "--arch", "transformer_mass_tiny", "--cpu", "--lr", "0.003", "--max-tokens", "600",
+            "--seed", "1", "--max-update", "12", "--log-format", "simple", "--num-workers", "0"]
+    run_cli(["fairseq-train", root / "bin", "--task", "masked_s2s",
+             "--criterion", "masked_s2s_loss", "--save-dir", root / "ckpt/fast-pretrain",
+             *fast], cwd=REPO)
+    run_cli(["fairseq-train", root / "pairs-bin", "--task", "translation",
+             "--finetune-from-model", root / "ckpt/fast-pretrain/checkpoint_last.pt",
+             "--criterion", "cross_entropy", "--save-dir", root / "ckpt/fast-ft", *fast],
+            cwd=REPO)
+    state = torch.load(root / "ckpt/fast-ft/checkpoint_last.pt")
+    assert state["cfg"]["model"].attention == "sdpa"
+    assert state["cfg"]["optimizer"]["_name"] == "torch_adam"
+    out = run_cli(["fairseq-generate", root / "pairs-bin", "--user-dir", "mass_plugin",
+                   "--path", root / "ckpt/fast-ft/checkpoint_last.pt", "--beam", "5",
+                   "--batch-size", "16", "--required-batch-size-multiple", "1",
+                   "--cpu"], cwd=REPO)
+    hypotheses = re.findall(r"^H-(\d+)\t", out.stdout, flags=re.M)
+    assert sorted(map(int, hypotheses)) == list(range(30))

@@ -63,7 +63,11 @@ class CompiledLayer:
         if not self.training or incremental is not None or COMPILER.failed:
             return eager(self, *args, **kwargs)
         try:
-            return COMPILER.function(type(self))(self, *args, **kwargs)
+            # no duck shapes: a batch whose size happens to equal another
+            # dimension (the model's, the length) would tie the two in the
+            # graph's guards and make the next batch compile again
+            with no_duck_shapes():
+                return COMPILER.function(type(self))(self, *args, **kwargs)
         except Exception as error:  # torch's compile errors have no common base class
             COMPILER.failed = True
             cause = error
@@ -74,6 +78,14 @@ class CompiledLayer:
                            "uncompiled (%s: %s)", type(self).__name__,
                            type(cause).__name__, (str(cause).strip() or "?").splitlines()[0][:300])
             return eager(self, *args, **kwargs)
+
+
+def no_duck_shapes():
+    """A context in which torch.compile gives every dimension a symbol of its
+    own, even one of the same size as another."""
+    from torch.fx.experimental import _config
+
+    return _config.patch(use_duck_shape=False)
 
 
 _CLASSES = {}
