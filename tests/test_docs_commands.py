@@ -20,7 +20,7 @@ MODULE = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*)")
 SCRIPT = re.compile(r"(?:^|[\s\"'=(])(?:\./)?"
                     r"((?:examples|projects|benchmarks|mass_plugin|mass_tools)"
                     r"/[\w./-]+\.(?:py|sh))\b", re.M)
-OURS = ("mass_plugin", "mass_tools", "projects")
+OURS = ("mass_plugin", "mass_tools", "projects", "benchmarks")
 
 
 def code_blocks(page):
