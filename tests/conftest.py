@@ -124,6 +124,26 @@ def mono_data(tmp_path):
     return tmp_path, train, dictionary
 
 
+@pytest.fixture
+def mass_task(mono_data):
+    """A masked_s2s task on ``mono_data`` with its train split loaded."""
+    task = make_task(mono_data[0])
+    task.load_dataset("train")
+    return task
+
+
+def assert_decodes_incrementally(model, src, lengths, prev):
+    """The decoder run one step at a time with an incremental state gives the
+    outputs of one run over the whole of ``prev``."""
+    with torch.no_grad():
+        encoder_out = model.encoder(src, src_lengths=lengths)
+        full = model.decoder(prev, encoder_out=encoder_out)[0]
+        state = {}
+        steps = [model.decoder(prev[:, :t + 1], encoder_out=encoder_out,
+                               incremental_state=state)[0] for t in range(prev.size(1))]
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+
+
 def make_task(data_dir, **overrides):
     fields = dict(data=str(data_dir), seed=1, train_subset="train", dataset_impl="mmap")
     fields.update(overrides)

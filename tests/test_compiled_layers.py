@@ -13,7 +13,7 @@ import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
-from conftest import make_task, tiny_model
+from conftest import tiny_model
 from mass_plugin.models import compiled_layers
 from mass_plugin.models.compiled_layers import Compiler
 
@@ -21,10 +21,8 @@ NO_DROPOUT = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 
 
 @pytest.fixture
-def task(mono_data):
-    task = make_task(mono_data[0])
-    task.load_dataset("train")
-    return task
+def task(mass_task):
+    return mass_task
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ import torch
 import torch.nn.functional as F
 from fairseq.modules import multihead_attention
 
-from conftest import make_task, tiny_model
+from conftest import assert_decodes_incrementally, tiny_model
 from mass_plugin.models.gpu_kernels import FusedCrossAttention
 
 
 @pytest.fixture
-def task(mono_data):
-    task = make_task(mono_data[0])
-    task.load_dataset("train")
-    return task
+def task(mass_task):
+    return mass_task
 
 
 def batch(task, n=4, length=11):
@@ -95,14 +93,7 @@ def test_fused_cross_attention_equals_fairseqs_path(task, monkeypatch):
 def test_fused_cross_attention_decodes_incrementally_as_before(task):
     model = tiny_model(task, cross_attention="fused")
     assert isinstance(model.decoder.layers[0].encoder_attn, FusedCrossAttention)
-    src, lengths, prev = batch(task)
-    with torch.no_grad():
-        encoder_out = model.encoder(src, src_lengths=lengths)
-        full = model.decoder(prev, encoder_out=encoder_out)[0]
-        state = {}
-        steps = [model.decoder(prev[:, :t + 1], encoder_out=encoder_out,
-                               incremental_state=state)[0] for t in range(prev.size(1))]
-    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+    assert_decodes_incrementally(model, *batch(task))
 
 
 def test_an_unknown_path_is_refused(task):

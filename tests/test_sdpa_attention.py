@@ -7,17 +7,15 @@ fairseq's one per encoder layer plus one."""
 import pytest
 import torch
 
-from conftest import make_task, tiny_model
+from conftest import assert_decodes_incrementally, tiny_model
 from mass_plugin.models.sdpa_attention import SdpaAttention
 
 NO_DROPOUT = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 
 
 @pytest.fixture
-def task(mono_data):
-    task = make_task(mono_data[0])
-    task.load_dataset("train")
-    return task
+def task(mass_task):
+    return mass_task
 
 
 def mass_batch(task, indices):
@@ -106,15 +104,8 @@ def test_sdpa_gives_fairseqs_alignment_when_scoring(task):
 def test_sdpa_decodes_incrementally_as_the_full_decoder(task):
     model = tiny_model(task, attention="sdpa")
     sample = translation_batch(task, [12, 5, 9], [8, 8, 8])
-    src, lengths, prev = (sample["net_input"][k]
-                          for k in ("src_tokens", "src_lengths", "prev_output_tokens"))
-    with torch.no_grad():
-        encoder_out = model.encoder(src, src_lengths=lengths)
-        full = model.decoder(prev, encoder_out=encoder_out)[0]
-        state = {}
-        steps = [model.decoder(prev[:, :t + 1], encoder_out=encoder_out,
-                               incremental_state=state)[0] for t in range(prev.size(1))]
-    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+    assert_decodes_incrementally(model, *(sample["net_input"][k] for k in
+                                          ("src_tokens", "src_lengths", "prev_output_tokens")))
 
 
 def count_host_reads(monkeypatch, run):
