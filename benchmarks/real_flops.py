@@ -40,6 +40,10 @@ def parse_args(argv=None):
                         "32 of --batching corpus)")
     parser.add_argument("--max-tokens", type=int, default=65536)
     parser.add_argument("--dims", default="base", help="a model of bench_configs.DIMS")
+    parser.add_argument("--mfu-log",
+                        help="a benchmark's JSON-lines output (--output) whose rows at "
+                        "--max-tokens counted their MFU with padding: each is printed on "
+                        "real tokens too (its MFU times real / padded)")
     return parser.parse_args(argv)
 
 
@@ -90,6 +94,21 @@ def main(argv=None):
           f"real / padded = {real / padded:.3f}")
     print(f"FLOPs per real source token: {real / tokens / 1e9:.3f} G real, "
           f"{padded / tokens / 1e9:.3f} G counting padding")
+    if args.mfu_log:
+        print_real_mfu(args.mfu_log, args.max_tokens, real / padded)
+
+
+def print_real_mfu(path, max_tokens, ratio):
+    """Each row of a benchmark log at ``max_tokens``: its MFU counting
+    padding and on real tokens."""
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    print(f"\n{path}: model FLOP utilisation counting padding -> on real tokens (x {ratio:.3f})")
+    for row in rows:
+        if row.get("max_tokens") == max_tokens and row.get("mfu") is not None:
+            print(f"  {row['name']}: {100 * row['mfu']:.1f}% -> {100 * row['mfu'] * ratio:.1f}%")
 
 
 if __name__ == "__main__":

@@ -160,3 +160,19 @@ def test_the_speed_table_stops_starting_rows_at_its_budget():
     ran, checks = fake_speed_run(budget_s=0.5, row_s=0.3)  # the second would end at 0.6 s
     assert [row["key"] for row in ran] == ["mass_fp16"]
     assert checks == ["the fast-path rows did not run"]
+
+
+def test_real_flops_turns_a_logged_padded_mfu_into_real_tokens_mfu(tmp_path, capsys):
+    import json
+
+    from benchmarks.real_flops import print_real_mfu
+
+    log = tmp_path / "bench.jsonl"
+    rows = [dict(name="a fp16", max_tokens=65536, mfu=0.192),
+            dict(name="b fp16", max_tokens=131072, mfu=0.25),  # another batch size
+            dict(name="c cpu", max_tokens=65536, mfu=None)]
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    print_real_mfu(log, 65536, 0.675)
+    out = capsys.readouterr().out
+    assert "a fp16: 19.2% -> 13.0%" in out
+    assert "b fp16" not in out and "c cpu" not in out
