@@ -42,8 +42,8 @@ def parse_args(argv=None):
     parser.add_argument("--dims", default="base", help="a model of bench_configs.DIMS")
     parser.add_argument("--mfu-log",
                         help="a benchmark's JSON-lines output (--output) whose rows at "
-                        "--max-tokens counted their MFU with padding: each is printed on "
-                        "real tokens too (its MFU times real / padded)")
+                        "--max-tokens counted their MFU with padding: each masked_s2s 0.5 "
+                        "row is printed on real tokens too (its MFU times real / padded)")
     return parser.parse_args(argv)
 
 
@@ -99,15 +99,18 @@ def main(argv=None):
 
 
 def print_real_mfu(path, max_tokens, ratio):
-    """Each row of a benchmark log at ``max_tokens``: its MFU counting
-    padding and on real tokens."""
+    """Each masked_s2s 0.5 row of a benchmark log at ``max_tokens`` (the
+    batches and model counted here; another task's batches pad otherwise):
+    its MFU counting padding and on real tokens."""
     import json
 
     with open(path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    print(f"\n{path}: model FLOP utilisation counting padding -> on real tokens (x {ratio:.3f})")
+    print(f"\n{path}, masked_s2s 0.5 rows: model FLOP utilisation counting padding -> "
+          f"on real tokens (x {ratio:.3f})")
     for row in rows:
-        if row.get("max_tokens") == max_tokens and row.get("mfu") is not None:
+        if (row.get("max_tokens") == max_tokens and row.get("mfu") is not None
+                and row["name"].startswith("masked_s2s 0.5 ")):
             print(f"  {row['name']}: {100 * row['mfu']:.1f}% -> {100 * row['mfu'] * ratio:.1f}%")
 
 

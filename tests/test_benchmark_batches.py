@@ -168,11 +168,13 @@ def test_real_flops_turns_a_logged_padded_mfu_into_real_tokens_mfu(tmp_path, cap
     from benchmarks.real_flops import print_real_mfu
 
     log = tmp_path / "bench.jsonl"
-    rows = [dict(name="a fp16", max_tokens=65536, mfu=0.192),
-            dict(name="b fp16", max_tokens=131072, mfu=0.25),  # another batch size
-            dict(name="c cpu", max_tokens=65536, mfu=None)]
+    rows = [dict(name="masked_s2s 0.5 fp16", max_tokens=65536, mfu=0.192),
+            dict(name="masked_s2s 0.5 bf16", max_tokens=131072, mfu=0.25),  # other batches
+            dict(name="masked_s2s 0.5 cpu", max_tokens=65536, mfu=None),
+            dict(name="denoising (BART) mask 0.5 fp16", max_tokens=65536, mfu=0.18)]
     log.write_text("".join(json.dumps(row) + "\n" for row in rows))
     print_real_mfu(log, 65536, 0.675)
     out = capsys.readouterr().out
-    assert "a fp16: 19.2% -> 13.0%" in out
-    assert "b fp16" not in out and "c cpu" not in out
+    assert "masked_s2s 0.5 fp16: 19.2% -> 13.0%" in out
+    for other in ("bf16", "cpu", "denoising"):  # not the batches counted
+        assert other not in out.split("\n", 2)[2]
