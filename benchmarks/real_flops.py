@@ -15,6 +15,7 @@ batch, and runs on a CPU in minutes for the base model.
 """
 
 import argparse
+import json
 import os
 from types import SimpleNamespace
 
@@ -102,8 +103,6 @@ def print_real_mfu(path, max_tokens, ratio):
     """Each masked_s2s 0.5 row of a benchmark log at ``max_tokens`` (the
     batches and model counted here; another task's batches pad otherwise):
     its MFU counting padding and on real tokens."""
-    import json
-
     with open(path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     print(f"\n{path}, masked_s2s 0.5 rows: model FLOP utilisation counting padding -> "

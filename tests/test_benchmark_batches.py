@@ -2,12 +2,15 @@
 scale (far less than the sample's own sentences batched), and the FLOPs of
 a step counted on its real tokens only."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
 from benchmarks.bench_batches import corpus_batches, padding_shares, sample_batches
 from benchmarks.flops import real_token_flops, sentence_sample, training_step_flops
+from benchmarks.real_flops import print_real_mfu
 from conftest import binarize_bilingual, build_trainer
 
 
@@ -163,10 +166,6 @@ def test_the_speed_table_stops_starting_rows_at_its_budget():
 
 
 def test_real_flops_turns_a_logged_padded_mfu_into_real_tokens_mfu(tmp_path, capsys):
-    import json
-
-    from benchmarks.real_flops import print_real_mfu
-
     log = tmp_path / "bench.jsonl"
     rows = [dict(name="masked_s2s 0.5 fp16", max_tokens=65536, mfu=0.192),
             dict(name="masked_s2s 0.5 bf16", max_tokens=131072, mfu=0.25),  # other batches
