@@ -75,14 +75,20 @@ def test_fine_tuning_starts_from_the_pretrained_checkpoint(workdir):
     assert valid_losses(log)[-1] < valid_losses(log)[0]
 
 
-def test_generate_translates_every_test_sentence_without_an_env_workaround(workdir):
-    root, _, _ = workdir
+def generate_every_test_sentence(root, checkpoint):
+    """fairseq-generate on the workdir's 30 test pairs with ``checkpoint``:
+    its output, after checking that every sentence got a hypothesis."""
     out = run_cli(["fairseq-generate", root / "pairs-bin", "--user-dir", "mass_plugin",
-                   "--path", root / "ckpt/ft/checkpoint_best.pt", "--beam", "5",
-                   "--batch-size", "16", "--required-batch-size-multiple", "1",
-                   "--cpu"], cwd=REPO)
+                   "--path", checkpoint, "--beam", "5", "--batch-size", "16",
+                   "--required-batch-size-multiple", "1", "--cpu"], cwd=REPO)
     hypotheses = re.findall(r"^H-(\d+)\t", out.stdout, flags=re.M)
     assert sorted(map(int, hypotheses)) == list(range(30))
+    return out
+
+
+def test_generate_translates_every_test_sentence_without_an_env_workaround(workdir):
+    root, _, _ = workdir
+    out = generate_every_test_sentence(root, root / "ckpt/ft/checkpoint_best.pt")
     bleu = float(re.search(r"BLEU4 = ([\d.]+)", out.stdout).group(1))
     assert bleu > 10.0  # the word map is learnt (about 20 here); a broken model scores ~0
 
@@ -204,9 +210,4 @@ def test_the_fast_paths_pretrain_fine_tune_and_decode_through_fairseqs_commands(
     state = torch.load(root / "ckpt/fast-ft/checkpoint_last.pt")
     assert state["cfg"]["model"].attention == "sdpa"
     assert state["cfg"]["optimizer"]["_name"] == "torch_adam"
-    out = run_cli(["fairseq-generate", root / "pairs-bin", "--user-dir", "mass_plugin",
-                   "--path", root / "ckpt/fast-ft/checkpoint_last.pt", "--beam", "5",
-                   "--batch-size", "16", "--required-batch-size-multiple", "1",
-                   "--cpu"], cwd=REPO)
-    hypotheses = re.findall(r"^H-(\d+)\t", out.stdout, flags=re.M)
-    assert sorted(map(int, hypotheses)) == list(range(30))
+    generate_every_test_sentence(root, root / "ckpt/fast-ft/checkpoint_last.pt")
