@@ -26,7 +26,8 @@
 #               STEPS=benchmark bash benchmarks/gpu_check.sh OUT_DIR2 (about 2.7
 #               minutes expected, 3.6 at most)
 # STEPS="hub ranks_fp16" runs a subset (in the table's order; the steps after the
-# quickstart read its files under WORK_DIR), STEPS=all all nine (over the budget).
+# quickstart read its files under WORK_DIR), STEPS=all all ten, benchmark and
+# speed (STEPS=speed: the fast paths, docs/scale.md) included (over the budget).
 # hub, base_fp16 and base_bf16 run in forks of one Python that imported torch,
 # fairseq and the plugin while phase 1 ran: no new Python's start for them.
 # Each step's output goes to the console and, as it comes, to its log in

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole path on the bundled demo data, sized for a CPU: one sentencepiece
 # model over English and French, MASS pre-training, en->fr fine-tuning,
-# translation of the test set, sacreBLEU. About 16 minutes on 2 CPU cores.
+# translation of the test set, sacreBLEU. About 16 minutes on 2 idle CPU cores
+# (timed with the previous embedding style).
 #   bash examples/quickstart.sh            (from anywhere: the data is beside it)
 # PRETRAIN_UPDATES=0 is the control: the same fine-tuning and translation from
 # random initialisation, no pre-training.
@@ -15,7 +16,8 @@ WORK_DIR=${WORK_DIR:-work/quickstart}
 PRETRAIN_UPDATES=${PRETRAIN_UPDATES:-1200}
 FINETUNE_UPDATES=${FINETUNE_UPDATES:-1200}
 # the whole sentence masked (k = m), not the paper's 50%: on this data and
-# budget it gave the lower fine-tuned validation loss (docs/results.md section 8)
+# budget it gave the lower fine-tuned validation loss (projects/low_resource/log.md,
+# "The quickstart with k = m")
 MASK_RATIO=${MASK_RATIO:-1.0}
 # a small Transformer that trains in minutes on a CPU
 MODEL_ARGS=${MODEL_ARGS:-"--encoder-layers 2 --decoder-layers 2 \
