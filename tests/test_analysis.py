@@ -193,11 +193,12 @@ def test_a_point_in_use_by_another_process_is_a_failed_point(tmp_path, capsys):
 def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(analysed,
                                                                                  tmp_path):
     """python -m projects.paper_analysis.screen, shrunken: a variant's options
-    reach its pre-training only, its seed both stages; the valid set is
-    scored; a second run trains nothing."""
+    reach its pre-training only (its fine-tuning gets the defaults), its seed
+    both stages; the control fine-tunes alone; the valid set is scored; a
+    second run trains nothing."""
     raw, _, _ = analysed
     screen = [sys.executable, "-m", "projects.paper_analysis.screen", "--raw-dir", str(raw),
-              "--work-dir", str(tmp_path), "--variants", "base,hide_cross,none_xlm", "--seeds", "3",
+              "--work-dir", str(tmp_path), "--variants", "hide_cross,none_xlm", "--seeds", "3",
               "--pretrain-updates", "2", "--finetune-updates", "2", "--vocab-size", "300"]
     env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}"}
     first = subprocess.run(screen, cwd=REPO, env=env, capture_output=True, text=True,
@@ -205,24 +206,24 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     with open(tmp_path / "screen.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["variant"], r["seed"]) for r in rows] == [("base", "3"), ("hide_cross", "3"),
-                                                         ("none_xlm", "3")]
+    assert [(r["variant"], r["seed"]) for r in rows] == [("hide_cross", "3"), ("none_xlm", "3")]
     assert all(float(r["valid_bleu"]) >= 0 and float(r["valid_chrf"]) > 0 for r in rows)
     hidden = (tmp_path / "hide_cross-s3/pretrain.log").read_text()
     assert "hide_mask_states='cross'" in hidden and "'seed': 3," in hidden
-    assert "hide_mask_states='cross'" not in (tmp_path / "base-s3/pretrain.log").read_text()
-    assert "'seed': 3," in (tmp_path / "base-s3/ft.log").read_text()
+    fine_tuned = (tmp_path / "hide_cross-s3/ft.log").read_text()
+    assert "hide_mask_states='none'" in fine_tuned and "'seed': 3," in fine_tuned
+    assert "embedding_style='fairseq'" in fine_tuned
     # the control: no pre-training, the xlm style in the fine-tuning itself
     control = (tmp_path / "none_xlm-s3/ft.log").read_text()
     assert not (tmp_path / "none_xlm-s3/pretrain").exists()
     assert "embedding_style='xlm'" in control and "loading pretrained model" not in control
-    assert "embedding_style='fairseq'" in (tmp_path / "base-s3/ft.log").read_text()
+    assert "loading pretrained model" in fine_tuned
     # the valid set's 40 sentences were translated and scored, never the test set
-    assert "== en->fr valid: 40 sentences" in (tmp_path / "base-s3/valid.log").read_text()
+    assert "== en->fr valid: 40 sentences" in (tmp_path / "hide_cross-s3/valid.log").read_text()
     again = subprocess.run(screen, cwd=REPO, env=env, capture_output=True, text=True,
                            timeout=600)
-    assert again.returncode == 0 and "== base seed" not in again.stdout
-    assert "base           valid BLEU mean" in again.stdout
+    assert again.returncode == 0 and "== hide_cross seed" not in again.stdout
+    assert "hide_cross     valid BLEU mean" in again.stdout
 
 
 def test_the_whole_ablation_pretrains_and_scores_on_the_valid_set(analysed, tmp_path):

@@ -19,7 +19,7 @@ EXAMPLES = REPO / "examples"
 @pytest.fixture(scope="module")
 def quickstart(tmp_path_factory):
     work = tmp_path_factory.mktemp("quickstart")
-    log = bash("quickstart.sh", WORK_DIR=work, PRETRAIN_UPDATES=12, FINETUNE_UPDATES=12)
+    log = bash("quickstart.sh", WORK_DIR=work, PRETRAIN_UPDATES=4, FINETUNE_UPDATES=4)
     return work, log
 
 
