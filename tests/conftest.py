@@ -2,6 +2,8 @@
 two-rank gloo runs and checkpoint comparisons."""
 
 import builtins
+import contextlib
+import json
 import os
 import re
 import shutil
@@ -16,6 +18,8 @@ import numpy as np
 import pytest
 import torch
 from fairseq.data import Dictionary, indexed_dataset
+from filelock import FileLock
+from warm import warm_environment
 
 import mass_plugin
 from mass_plugin.tasks.masked_s2s import MaskedS2SConfig, MaskedS2STask
@@ -34,10 +38,121 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
                               // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 
 
+# the processes a test of the fast tier (pytest -m "not slow") may start:
+# tools that answer in well under a second, no Python, no fairseq, no recipe
+QUICK_TOOLS = {"git", "ruff", "echo"}
+
+
+@contextlib.contextmanager
+def processes_refused(item):
+    """While a test of the fast tier runs (its set-up included), starting any
+    process but QUICK_TOOLS fails it, naming the command: such a test
+    belongs in the slow tier (@pytest.mark.slow)."""
+    if item.get_closest_marker("slow") is not None:
+        yield
+        return
+    start = subprocess.Popen.__init__
+
+    def refuse(popen, args, *more, **options):
+        words = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        program = str(words[0]).split()[0]
+        search = (options.get("env") or os.environ).get("PATH")
+        found = shutil.which(program, path=search)  # none: Popen raises, nothing starts
+        if found and os.path.basename(program) not in QUICK_TOOLS:
+            raise AssertionError(f"a test of the fast tier started {program} (mark it "
+                                 "@pytest.mark.slow, or run it in this process)")
+        start(popen, args, *more, **options)
+
+    subprocess.Popen.__init__ = refuse
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = start
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with processes_refused(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with processes_refused(item):
+        yield
+
+
+# seconds each test file took in a full run on 2 cores, written by
+# python -m pytest tests --record-durations tests/durations.json
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--record-durations", metavar="PATH",
+                     help="write each test file's seconds (set-up, call and tear-down of its "
+                     "tests) to PATH as JSON, for the order of the next runs")
+
+
 def pytest_collection_modifyitems(items):
-    """Start with the recipe runs, the longest file: under pytest-xdist its
-    worker is busy with it while the other workers share the other files."""
-    items.sort(key=lambda item: item.path.name != "test_examples.py")
+    """The longest files first (tests/durations.json; a file it does not
+    know counts as long): pytest-xdist hands each worker whole files in this
+    order, so the long ones start at once and the short ones fill in."""
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    longest = max(known.values(), default=0.0)
+    items.sort(key=lambda item: -known.get(item.path.name, longest))
+
+
+_seconds = {}
+
+
+def pytest_runtest_logreport(report):
+    name = Path(report.nodeid.split("::")[0]).name
+    _seconds[name] = _seconds.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--record-durations")
+    if path and not hasattr(session.config, "workerinput"):  # the controller only
+        Path(path).write_text(json.dumps({k: round(v, 1) for k, v in sorted(
+            _seconds.items(), key=lambda kv: -kv[1])}, indent=1) + "\n")
+
+
+def built_once(tmp_path_factory, worker_id, name, build):
+    """The directory ``name``, shared by every pytest-xdist worker of this run
+    and made by the first that asks: ``build(directory)`` runs once, under a
+    file lock, while the others wait for it. A failed build is not retried by
+    the next worker: it fails at once with the first one's error."""
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # the run's folder, above each worker's own
+    directory = root / name
+    done, failed = root / f"{name}.done", root / f"{name}.failed"
+    with FileLock(str(root / f"{name}.lock")):
+        if failed.exists():
+            raise AssertionError(f"building {name} failed in another worker:\n"
+                                 f"{failed.read_text()[-4000:]}")
+        if not done.exists():
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir()
+            try:
+                build(directory)
+            except BaseException as error:
+                failed.write_text(f"{type(error).__name__}: {error}")
+                raise
+            done.touch()
+    return directory
+
+
+@pytest.fixture(scope="session")
+def quickstart(tmp_path_factory, worker_id):
+    """examples/quickstart.sh with 4 updates of pre-training and 4 of
+    fine-tuning, made once per run: (its work directory, its output)."""
+    def run(work):
+        (work / "quickstart.log").write_text(
+            bash("quickstart.sh", WORK_DIR=work, PRETRAIN_UPDATES=4, FINETUNE_UPDATES=4))
+
+    work = built_once(tmp_path_factory, worker_id, "quickstart", run)
+    return work, (work / "quickstart.log").read_text()
 
 
 def synthetic_sentences(seed, n, prefix="w", vocab=40, min_len=3, max_len=20):
@@ -164,19 +279,31 @@ def tiny_model(task, **overrides):
     return model.eval()
 
 
-def cli_env():
+def cli_env(warm=True):
+    """The environment of the processes a test starts: this environment's
+    commands first on the PATH, behind the warm server's (tests/warm.py)
+    unless ``warm`` is False."""
     env = dict(os.environ)
     # the point of the plugin's safe loading: no insecure override is needed
     env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     env["PYTHONWARNINGS"] = "ignore"
     env["OMP_NUM_THREADS"] = "1"
+    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
+    served = warm_environment() if warm else {}
+    if served:
+        env["PATH"] = f"{served.pop('path')}{os.pathsep}{env['PATH']}"
+        env.update(served)
     return env
 
 
-def run_cli(args, cwd, stdin=None, check=True, timeout=600):
-    """Run a fairseq console script (from this interpreter's environment)."""
-    cmd = [str(BIN_DIR / args[0])] + [str(a) for a in args[1:]]
-    proc = subprocess.run(cmd, cwd=cwd, env=cli_env(), input=stdin, text=True,
+def run_cli(args, cwd, stdin=None, check=True, timeout=600, real=False):
+    """Run a fairseq console script (or ``python``) of this interpreter's
+    environment: through the warm server (tests/warm.py), or as the real
+    console script where ``real`` (a test of the command itself)."""
+    env = cli_env(warm=not real)
+    program = args[0] if os.path.isabs(str(args[0])) else shutil.which(args[0], path=env["PATH"])
+    cmd = [str(program)] + [str(a) for a in args[1:]]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, input=stdin, text=True,
                           capture_output=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(
@@ -345,7 +472,6 @@ def bash(script, cwd=REPO, **variables):
     """stdout and stderr of a recipe (``recipe(script)``) run under these
     variables, this environment's commands first on PATH; it must succeed."""
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update({k: str(v) for k, v in variables.items()})
     proc = subprocess.run(["bash", recipe(script)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=1500)

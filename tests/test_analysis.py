@@ -4,7 +4,6 @@ a few updates each, on a slice of the bundled data."""
 import csv
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
+from conftest import REPO, cli_env, hold_elsewhere, write
 from projects.paper_analysis import analysis
 
 DATA = REPO / "examples" / "data"
@@ -24,7 +23,6 @@ SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm"
 
 def run_analysis(raw, work, *extra, check=True):
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     proc = subprocess.run(
         [sys.executable, "-m", "projects.paper_analysis", "--raw-dir", str(raw),
          "--work-dir", str(work), *SMALL, *extra],
@@ -53,6 +51,7 @@ def rows_of(work):
         return {row["point"]: row for row in csv.DictReader(f)}
 
 
+@pytest.mark.slow
 def test_every_point_gets_a_row_and_the_plot_is_written(analysed):
     _, work, log = analysed
     rows = rows_of(work)
@@ -79,6 +78,7 @@ def test_every_point_gets_a_row_and_the_plot_is_written(analysed):
     assert not list(work.glob("points/*/*/checkpoint_*_*.pt"))
 
 
+@pytest.mark.slow
 def test_end_points_mask_one_token_and_every_token(analysed):
     _, work, _ = analysed
 
@@ -97,6 +97,7 @@ def test_end_points_mask_one_token_and_every_token(analysed):
     assert all_["wpb"] > 10 * all_["bsz"]
 
 
+@pytest.mark.slow
 def test_bert_lm_joins_the_masked_lm_encoder_and_the_language_model_decoder(analysed):
     _, work, _ = analysed
     from fairseq import checkpoint_utils
@@ -118,6 +119,7 @@ def test_bert_lm_joins_the_masked_lm_encoder_and_the_language_model_decoder(anal
     assert torch.equal(joined["encoder.embed_tokens.weight"], joined["decoder.embed_tokens.weight"])
 
 
+@pytest.mark.slow
 def test_a_second_run_keeps_finished_points_and_other_settings_are_refused(analysed):
     raw, work, _ = analysed
     logs = {p: p.read_text() for p in work.glob("points/*/*.log")}
@@ -173,6 +175,7 @@ def test_the_original_ablation_pretrains_with_the_original_codes_options_at_each
         assert option in orig_all
 
 
+@pytest.mark.slow
 def test_a_point_in_use_by_another_process_is_a_failed_point(tmp_path, capsys):
     from types import SimpleNamespace
 
@@ -190,6 +193,7 @@ def test_a_point_in_use_by_another_process_is_a_failed_point(tmp_path, capsys):
     assert analysis.run_point(runner, point, 1, 1) == {"bleu": 1.0}
 
 
+@pytest.mark.slow
 def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(analysed,
                                                                                  tmp_path):
     """python -m projects.paper_analysis.screen, shrunken: a variant's options
@@ -200,7 +204,7 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
     screen = [sys.executable, "-m", "projects.paper_analysis.screen", "--raw-dir", str(raw),
               "--work-dir", str(tmp_path), "--variants", "hide_cross,none_xlm", "--seeds", "3",
               "--pretrain-updates", "2", "--finetune-updates", "2", "--vocab-size", "300"]
-    env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}"}
+    env = {**cli_env()}
     first = subprocess.run(screen, cwd=REPO, env=env, capture_output=True, text=True,
                            timeout=1200)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
@@ -226,6 +230,7 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
     assert "hide_cross     valid BLEU mean" in again.stdout
 
 
+@pytest.mark.slow
 def test_the_whole_ablation_pretrains_and_scores_on_the_valid_set(analysed, tmp_path):
     """--ablations whole (--reconstruct-sentence) at 0.5, scored with
     --score-on valid: the valid set translated and scored, the test set

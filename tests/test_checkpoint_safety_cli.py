@@ -60,6 +60,7 @@ def generate_args(data, path):
             "-s", "en", "-t", "fr", "--path", path, "--cpu"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
 @pytest.mark.parametrize("force_unsafe", [False, True], ids=["default", "force-no-weights-only"])
 def test_fairseq_generate_refuses_a_payload_checkpoint(tmp_path, pair_dicts, legacy,
@@ -76,6 +77,7 @@ def test_fairseq_generate_refuses_a_payload_checkpoint(tmp_path, pair_dicts, leg
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_trusting_a_legacy_payload_still_loads_it_weights_only(tmp_path, pair_dicts):
     # the opt-in skips the scan, not torch's weights-only unpickler, even
     # when the environment asks torch to turn that unpickler off
@@ -121,6 +123,7 @@ cli_main()
 """
 
 
+@pytest.mark.slow
 def test_a_remote_path_is_scanned_in_its_local_copy(tmp_path, pair_dicts):
     marker = tmp_path / "payload-ran"
     remote = tmp_path / "remote"
@@ -137,6 +140,7 @@ def test_a_remote_path_is_scanned_in_its_local_copy(tmp_path, pair_dicts):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--restore-file", "--finetune-from-model",
                                   "--ema-seed-model"])
 def test_fairseq_train_refuses_a_payload_checkpoint(tmp_path, mono_data, flag):

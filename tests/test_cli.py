@@ -20,6 +20,9 @@ from conftest import (
     write,
 )
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 VOCAB = 40
 
 

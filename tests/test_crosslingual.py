@@ -8,6 +8,9 @@ import pytest
 
 from conftest import REPO, cross_lingual_mass_checkpoint, run_cli, unsup_data, write
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

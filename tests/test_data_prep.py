@@ -10,6 +10,9 @@ from fairseq.data import Dictionary
 
 from conftest import REPO, make_task, write
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 DATA = REPO / "examples" / "data"
 
 

@@ -48,6 +48,7 @@ def test_a_broken_transfer_keeps_its_part_and_the_rerun_resumes_it(mirror, tmp_p
     assert mirror.requests == []
 
 
+@pytest.mark.slow
 def test_a_damaged_gzip_is_set_aside_with_what_to_do(mirror, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mass_tools.download", f"{mirror.url}/bad.gz",
                            str(tmp_path / "bad.gz")], capture_output=True, text=True)
@@ -72,6 +73,7 @@ def test_file_urls_work_too(mirror, tmp_path):
     assert (tmp_path / "big.gz").read_bytes() == source.read_bytes()
 
 
+@pytest.mark.slow
 def test_fetch_then_prepare_data_without_train_pairs(tmp_path):
     """From download to binarized data for monolingual corpora:
     mass-fetch-wmt --langs en,fr --test-set wmt14 --pair en-fr writes mono.*
@@ -105,6 +107,7 @@ def test_fetch_then_prepare_data_without_train_pairs(tmp_path):
     assert (raw / "test.fr").read_text().splitlines() == demo_lines("test.fr")[:30]
 
 
+@pytest.mark.slow
 def test_sacrebleu_failing_says_where_it_looked_and_where_it_downloads_from(tmp_path):
     """No copy in $SACREBLEU and no way out (a proxy that refuses): one line
     naming the plain-text files it reads, its archive folder and the URL."""
@@ -123,6 +126,7 @@ def test_sacrebleu_failing_says_where_it_looked_and_where_it_downloads_from(tmp_
     assert not (tmp_path / "ref").exists() or not list((tmp_path / "ref").iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script,defaults", [
     ("newstest.sh", ["wmt13 (en-fr)", "wmt14/full (en-fr)", "wmt16/dev (en-ro)"]),
     ("parallel.sh", ["Europarl v7 (en-fr, en-de)", "10000,100000,1000000"]),

@@ -40,6 +40,7 @@ def prep(tmp_path, status=0, **variables):
     return [line.removeprefix("== ") for line in proc.stdout.splitlines()], proc.stderr
 
 
+@pytest.mark.slow
 def test_a_step_is_done_when_its_outputs_are_there_and_the_same(tmp_path):
     out = tmp_path / "out"
     assert prep(tmp_path)[0] == ["a", "b", "c"]
@@ -55,6 +56,7 @@ def test_a_step_is_done_when_its_outputs_are_there_and_the_same(tmp_path):
     assert prep(tmp_path)[0][-1] == "c: done already"
 
 
+@pytest.mark.slow
 def test_settings_bind_a_finished_run_not_a_failed_one(tmp_path):
     _, error = prep(tmp_path, status=1, N=5, FAIL=1)  # c fails: the run did not finish
     lines, _ = prep(tmp_path, N=2)  # other settings are taken: it starts over
@@ -115,6 +117,7 @@ def test_mass_binarize_refuses_to_mix_two_dictionaries_in_one_directory(tmp_path
                    "--valid", str(tmp_path / "mono")])
 
 
+@pytest.mark.slow
 def test_the_recipes_check_names_a_file_read_with_another_dictionary(data_bin):
     data_bin_record.check(str(data_bin))
     # dict.fr.txt rewritten by hand (another tool): the French side of the

@@ -59,7 +59,7 @@ def help_command(kind, name):
 def test_the_pages_name_the_main_commands():
     names = {name for _, name in COMMANDS}
     for expected in ("examples/quickstart.sh", "examples/pretrain.sh", "projects.paper_analysis",
-                     "projects.low_resource.curve", "mass_plugin.export", "mass_tools.binarize"):
+                     "projects.low_resource.curve", "mass_tools.export", "mass_tools.binarize"):
         assert expected in names, f"no page names {expected}: the parser or the docs broke"
 
 
@@ -76,6 +76,7 @@ def test_every_named_script_and_module_exists():
     assert not missing, "named but missing:\n" + "\n".join(missing)
 
 
+@pytest.mark.slow
 def test_every_named_script_and_module_prints_help():
     def run(item):
         (kind, name), page = item
@@ -90,6 +91,7 @@ def test_every_named_script_and_module_prints_help():
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("old,new", [("analysis", "projects.paper_analysis"),
                                      ("xling_retrieval", "projects.crosslingual.retrieval")])
 def test_a_moved_study_names_its_new_command(old, new):

@@ -33,6 +33,9 @@ from conftest import (
     to_french,
 )
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 WORKER = ALL_RANKS
 DISTRIBUTED = ["--distributed-backend", "gloo", "--distributed-world-size", "2"]
 # fp32 on a CPU; the ranks add their gradients in another order than one

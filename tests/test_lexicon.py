@@ -55,6 +55,7 @@ def ciphered(tmp_path_factory):
     return root, secret, out.stderr
 
 
+@pytest.mark.slow
 def test_induced_lexicon_recovers_words_that_are_spelt_differently(ciphered):
     root, secret, log = ciphered
     rows = [line.split("\t") for line in (root / "lexicon.tsv").read_text().splitlines()]
@@ -70,6 +71,7 @@ def test_induced_lexicon_recovers_words_that_are_spelt_differently(ciphered):
     assert all(re.search(r"[^\W\d_]", s) and re.search(r"[^\W\d_]", t) for s, t, _ in rows)
 
 
+@pytest.mark.slow
 def test_restarts_keep_the_lexicon_with_the_highest_selection_score(ciphered):
     root = ciphered[0]
     small = ["--src", root / "en.txt", "--src-lang", "en", "--tgt", root / "xx.txt",
@@ -96,6 +98,7 @@ def test_restarts_keep_the_lexicon_with_the_highest_selection_score(ciphered):
     assert (root / "other.tsv").read_text() != kept  # the seeds do make other lexicons
 
 
+@pytest.mark.slow
 def test_one_way_lexicons_give_every_word_its_nearest_neighbour(ciphered):
     root = ciphered[0]
     small = ["--src", root / "en.txt", "--src-lang", "en", "--tgt", root / "xx.txt",
@@ -149,6 +152,7 @@ def test_vectors_are_learnt_on_the_tokens_translation_looks_up(tmp_path):
         ["open", "the", "file", ".", "then", "close", "it", "."], ["save", "it", "."]]
 
 
+@pytest.mark.slow
 def test_too_little_text_is_refused_with_the_option_to_change(tmp_path):
     write(tmp_path / "a.txt", ["one two three"] * 5)
     proc = prep("induce_lexicon.py", "--src", tmp_path / "a.txt", "--src-lang", "en",
@@ -168,6 +172,7 @@ def lexicon(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_words_are_translated_with_their_case_and_the_rest_is_copied(lexicon):
     out = prep("translate_words.py", "--lexicon", lexicon, "--src-lang", "en",
                "--tgt-lang", "fr", stdin="Open THE file (notes.txt) 3 times.\n\nUnknown words\n")
@@ -186,6 +191,7 @@ def test_words_are_translated_with_their_case_and_the_rest_is_copied(lexicon):
     assert same.stdout == "le LibreOffice fichier\n"
 
 
+@pytest.mark.slow
 def test_sampled_translations_follow_the_candidates_scores(tmp_path, lexicon):
     """--sample draws each frequent word's translation from its candidates;
     the words --lexicon (at --min-score) lacks stay placeholders."""
@@ -225,6 +231,7 @@ def test_sampled_translations_follow_the_candidates_scores(tmp_path, lexicon):
     assert proc.returncode == 2 and "a temperature above 0" in proc.stderr
 
 
+@pytest.mark.slow
 def test_placeholders_stand_for_unknown_words_and_are_restored_in_order(tmp_path, lexicon):
     source = tmp_path / "in.en"
     write(source, ["Open the notes file ~ now.", "", "the file"])

@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, cli_env
 from mass_tools import output_stats
 
@@ -32,6 +34,7 @@ def test_repetition_is_a_bigram_three_times():
     assert not output_stats.repeats(["one"])
 
 
+@pytest.mark.slow
 def test_shares_of_a_file_from_the_command_line(tmp_path):
     path = tmp_path / "hyp.txt"
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")

@@ -16,8 +16,11 @@ import subprocess
 import pytest
 from fairseq import checkpoint_utils
 
-from conftest import BIN_DIR, REPO, cli_env, free_port, synthetic_sentences, to_french, write
+from conftest import REPO, cli_env, free_port, synthetic_sentences, to_french, write
 from mass_tools import binarize
+
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
 
 PAPER = REPO / "examples" / "paper"
 RECIPES = ["pretrain.sh", "unsup_online_bt.sh", "unsup_offline_bt.sh", "low_resource.sh",
@@ -29,7 +32,6 @@ def run(name, check=True, **variables):
     """examples/paper/NAME run from the repository root under these variables
     (no GPU): its exit status and its stdout and stderr together."""
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update(NUM_GPUS="0")
     env.update({k: str(v) for k, v in variables.items()})
     proc = subprocess.run(["bash", str(PAPER / name)], cwd=REPO, env=env, text=True,
@@ -83,7 +85,6 @@ def pretrained(data):
 @pytest.mark.parametrize("name", RECIPES)
 def test_help_prints_the_header_and_every_variable(name):
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     proc = subprocess.run(["bash", str(PAPER / name), "--help"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -232,14 +233,16 @@ def test_the_slurm_script_runs_pretraining_under_torchrun_once_per_node(data, tm
     loopback train for real in test_launchers.py.)"""
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "scontrol").write_text("#!/bin/sh\necho 127.0.0.1\necho 127.0.0.1\n")
+    # a node list long enough that the writer outlives a reader of one line
+    (fake / "scontrol").write_text("#!/bin/sh\necho 127.0.0.1\n"
+                                   "for i in $(seq 2 20000); do echo node$i; done\n")
     (fake / "srun").write_text(
         '#!/bin/bash\nshift 2  # --ntasks-per-node 1\n'
         'for node in 0 1; do SLURM_NODEID=$node "$@" || exit 1; done\n')
     for tool in ("scontrol", "srun"):
         (fake / tool).chmod(0o755)
     env = cli_env()
-    env.update(PATH=f"{fake}{os.pathsep}{BIN_DIR}{os.pathsep}{env['PATH']}", NUM_GPUS="8",
+    env.update(PATH=f"{fake}{os.pathsep}{env['PATH']}", NUM_GPUS="8",
                SLURM_JOB_NODELIST="node[1-2]", SLURM_NNODES="2", SLURM_GPUS_ON_NODE="8",
                DRY_RUN="1", DATA_BIN=str(data / "bin"), SAVE_DIR=str(tmp_path / "ckpt"),
                MAX_TOKENS="1500")

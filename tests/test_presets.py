@@ -19,6 +19,9 @@ from conftest import (
     to_french,
 )
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 PRESETS = PLUGIN_DIR / "config"
 
 

@@ -10,6 +10,9 @@ import sentencepiece as spm
 from conftest import REPO, preprocess, run_cli, valid_losses
 from mass_plugin.models.transformer_mass import TransformerMassModel
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 DATA = REPO / "examples" / "data"
 
 

@@ -15,6 +15,9 @@ from conftest import (
     write,
 )
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

@@ -5,7 +5,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
+
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
 
 
 def test_predicted_tokens_per_update_follow_the_span_length(tmp_path):

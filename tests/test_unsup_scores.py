@@ -76,6 +76,7 @@ def work(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # sacrebleu's paired bootstrap, as a process
 def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work, capsys):
     scores.write_rounds(work, LANGS, work / "ref", "demo", 500, 4000)
     with open(work / "rounds.csv", newline="") as f:
@@ -95,6 +96,7 @@ def test_one_row_per_round_done_both_ways_with_p_values_and_language_shares(work
     assert capsys.readouterr().out == "== rounds.csv: " + ",".join(rows[1].values()) + "\n"
 
 
+@pytest.mark.slow  # sacrebleu's paired bootstrap, as a process
 def test_a_failed_paired_bootstrap_is_one_line(work, capsys):
     with pytest.raises(SystemExit) as stop:
         scores.paired_p(work / "ref.fr", work / "missing.txt", work / "round1.test.en-fr.txt")

@@ -29,6 +29,9 @@ from mass_plugin.tasks.unsupervised_translation import (
     UnsupervisedTranslationTask,
 )
 
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

@@ -37,7 +37,14 @@ if [ ! -f "$RECIPE" ]; then
     echo "error: RECIPE=$RECIPE: no such file (submit from the repository root)" >&2
     exit 1
 fi
-MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+# the first host: read the whole list, then take its first line (a pipe into
+# `head` would fail under pipefail when scontrol writes on after head exits)
+HOSTS=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+MASTER_ADDR=${HOSTS%%$'\n'*}
+if [ -z "$MASTER_ADDR" ]; then
+    echo "error: scontrol show hostnames \"$SLURM_JOB_NODELIST\" printed no host" >&2
+    exit 1
+fi
 export GPUS_PER_NODE MASTER_ADDR MASTER_PORT RECIPE
 echo "== $SLURM_NNODES nodes x $GPUS_PER_NODE processes, rendezvous at $MASTER_ADDR:$MASTER_PORT"
 # one task per node; SLURM_NODEID is that node's rank
