@@ -34,11 +34,10 @@ setup(
         # 3.11 pip builds it from source (a C++ compiler and the Python
         # headers, a few minutes).
         "fairseq-fixed==0.12.3.1",
-        # numpy 2 removed np.compat, which fairseq 0.12 still calls (np.compat.long)
-        # where it cuts text into blocks (TokenBlockDataset: --task denoising,
-        # language modelling) and buckets lengths (--num-batch-buckets): those
-        # fail under numpy 2 ("module 'numpy' has no attribute 'compat'")
-        "numpy<2",
+        # numpy 2 removed np.compat, which fairseq 0.12 still calls in two
+        # places: importing the plugin gives those two modules a numpy that has
+        # it (a row of mass_plugin/patches.py), so numpy is not pinned
+        "numpy",
         # weights-only checkpoint loading with an allow-list needs torch >= 2.6
         "torch>=2.6",
         "sacrebleu>=2.0",

@@ -14,8 +14,8 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from conftest import tiny_model
-from mass_plugin.models import compiled_layers
-from mass_plugin.models.compiled_layers import Compiler
+from mass_plugin.models import layers as compiled_layers
+from mass_plugin.models.layers import Compiler
 
 NO_DROPOUT = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 

@@ -187,3 +187,31 @@ def test_encoder_mlm_loss_predicts_masked_tokens_from_the_encoder_alone(mono_dat
     loss.backward()
     assert model.encoder.layers[0].fc1.weight.grad.abs().sum() > 0
     assert all(p.grad is None for p in model.decoder.layers.parameters())
+
+
+def test_the_chunked_loss_scales_its_half_precision_gradient_as_fairseq_does():
+    """Under --fp16 the backward pass gets the loss scale as its incoming
+    gradient. fairseq's path multiplies its fp32 gradient by it and rounds to
+    half precision once; so must the chunked loss. Rounding the unscaled
+    gradient to half precision first would make every probability below
+    ~6e-8 (half's smallest subnormal) a zero gradient."""
+    torch.manual_seed(0)
+    logits = torch.randn(4, 3, 11)
+    # token 7: probability 1e-8, a gradient half precision rounds to zero
+    # unless it is scaled first
+    others = torch.cat([logits[:, :, :7], logits[:, :, 8:]], dim=-1)
+    logits[:, :, 7] = others.logsumexp(-1) + torch.tensor(1e-8).log()
+    logits = logits.half()
+    target = torch.randint(0, 7, (4, 3))
+    sample = {"net_input": {}, "target": target, "ntokens": 12, "nsentences": 4}
+    scale = 2.0 ** 14
+    grads = []
+    for chunk_tokens in (0, 5):
+        leaf = logits.clone().requires_grad_()
+        loss, _, _ = criterion(0.0, loss_chunk_tokens=chunk_tokens)(LogitModel(leaf), sample)
+        (loss * scale).backward()
+        grads.append(leaf.grad)
+    fairseq, chunked = grads
+    assert fairseq[:, :, 7].abs().min() > 0  # scaled first, the tiny gradients survive
+    assert torch.equal(chunked[:, :, 7] != 0, fairseq[:, :, 7] != 0)
+    assert torch.allclose(chunked.float(), fairseq.float(), rtol=1e-3, atol=1e-3)

@@ -25,10 +25,12 @@ from conftest import (
     valid_losses,
 )
 from mass_plugin.data.masking import choose_masked_offsets, noise_decoder_input
-from mass_plugin.export import export
-from mass_plugin.models.embedding_style import apply_embedding_style
-from mass_plugin.models.mask_hiding import hidden_positions
-from mass_plugin.models.transformer_mass import IncompatibleCheckpointError
+from mass_plugin.models.options import apply_embedding_style
+from mass_plugin.models.transformer_mass import (
+    IncompatibleCheckpointError,
+    hidden_positions,
+)
+from mass_tools.export import export
 
 ALL_OPTIONS = ["--hide-mask-states", "encoder", "--embedding-style", "xlm",
                "--span-start", "mass", "--decoder-mask-prob", "0.1",
@@ -244,15 +246,14 @@ def test_fairseq_options_given_explicitly_override_the_style():
 @pytest.mark.parametrize("saved,expected", [("fairseq", "fairseq"), ("xlm", "xlm"),
                                             (None, "fairseq")])
 def test_fine_tuning_takes_the_checkpoints_style_fairseqs_for_an_older_one(
-        tmp_path, saved, expected):
+        task, tmp_path, saved, expected):
     model_cfg = Namespace(arch="transformer_mass_tiny")
     if saved:
         model_cfg.embedding_style = saved
     torch.save({"cfg": {"model": model_cfg}, "model": {}}, tmp_path / "checkpoint.pt")
-    args = Namespace(finetune_from_model=str(tmp_path / "checkpoint.pt"))
-    apply_embedding_style(args)
-    assert args.embedding_style == expected
-    assert bool(getattr(args, "layernorm_embedding", None)) == (expected == "xlm")
+    model = tiny_model(task, finetune_from_model=str(tmp_path / "checkpoint.pt"))
+    assert (model.encoder.layernorm_embedding is not None) == (expected == "xlm")
+    assert (model.encoder.embed_scale == 1.0) == (expected == "xlm")
 
 
 def test_resuming_a_fairseq_style_checkpoint_with_the_new_default_says_which_style(task):
@@ -304,6 +305,7 @@ def trained(tmp_path_factory):
     return root, pretrain.stdout + pretrain.stderr, finetune.stdout + finetune.stderr
 
 
+@pytest.mark.slow
 def test_fairseq_train_runs_with_every_option_on(trained):
     root, log, _ = trained
     losses = valid_losses(log)
@@ -315,6 +317,7 @@ def test_fairseq_train_runs_with_every_option_on(trained):
     assert model.encoder.embed_scale == 1.0 and model.encoder.layernorm_embedding is not None
 
 
+@pytest.mark.slow
 def test_fine_tuning_keeps_the_pretrained_embedding_style(trained):
     root, _, log = trained
     state = torch.load(root / "finetune/checkpoint_last.pt", weights_only=False)
@@ -323,6 +326,7 @@ def test_fine_tuning_keeps_the_pretrained_embedding_style(trained):
     assert "encoder.layernorm_embedding.weight" in state["model"]
 
 
+@pytest.mark.slow
 def test_an_xlm_style_model_exports_as_a_plain_transformer_computing_the_same(trained, tmp_path):
     root = trained[0]
     export(str(root / "finetune/checkpoint_last.pt"), str(tmp_path / "model.pt"),

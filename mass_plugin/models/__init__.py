@@ -1,3 +1,4 @@
-from .transformer_mass import TransformerMassDecoder, TransformerMassModel
+from .stacks import TransformerMassDecoder, TransformerMassEncoder
+from .transformer_mass import TransformerMassModel
 
-__all__ = ["TransformerMassDecoder", "TransformerMassModel"]
+__all__ = ["TransformerMassDecoder", "TransformerMassEncoder", "TransformerMassModel"]

@@ -1,18 +1,101 @@
 """Loading a checkpoint into transformer_mass: what may differ, what may not.
 
-Positions: a checkpoint made with other --max-source/target-positions loads
-(learned tables are cut or extended). Vocabulary and architecture: a
-mismatch is an error that says what differs and what to do, instead of
-fairseq's "please ensure that the architectures match" or, worse, a
-dictionary of the same size whose symbols differ loading silently.
+Fine-tuning (--finetune-from-model) takes the checkpoint's model: its
+architecture and sizes, embedding style and language embeddings, unless
+they are given; a given size that differs stops before training, naming
+both. The checkpoint's options are read once, when the model is built,
+without its tensors. Positions: a checkpoint made with other
+--max-source/target-positions loads (learned tables are cut or extended).
+Vocabulary and architecture: a mismatch is an error that says what differs
+and what to do, instead of fairseq's "please ensure that the architectures
+match" or, worse, a dictionary of the same size whose symbols differ
+loading silently.
 """
 
 import logging
 import zlib
 
+import torch
+from fairseq import checkpoint_utils
+from fairseq.file_io import PathManager
 from fairseq.modules import LearnedPositionalEmbedding
 
+from ..checkpoint_safety import check_before_loading
+from .options import EMBEDDING_STYLES, LEGACY_STYLE
+
 logger = logging.getLogger(__name__)
+
+
+# the model options fine-tuning takes from the checkpoint unless given: what
+# makes its weights, and how it computes with them
+SIZES = ("encoder_embed_dim", "encoder_ffn_embed_dim", "encoder_layers",
+         "encoder_attention_heads", "decoder_embed_dim", "decoder_ffn_embed_dim",
+         "decoder_layers", "decoder_attention_heads", "decoder_output_dim", "decoder_input_dim")
+ADOPTED = SIZES + (
+    "embedding_style", "no_scale_embedding", "layernorm_embedding", "encoder_learned_pos",
+    "decoder_learned_pos", "activation_fn", "encoder_normalize_before",
+    "decoder_normalize_before", "share_all_embeddings", "share_decoder_input_output_embed",
+    "no_token_positional_embeddings")
+
+
+def missing_options(args) -> str:
+    """The ADOPTED options (and --language-embeddings) ``args`` does not
+    set, comma-separated: what fine-tuning may take from the checkpoint.
+    Read by the architecture function before it sets any default."""
+    return ",".join(name for name in ADOPTED + ("language_embeddings",)
+                    if getattr(args, name, None) is None)
+
+
+def pretrained_options(path) -> dict:
+    """The model options saved in the checkpoint at ``path``, read without
+    its tensors ({} without such a file: fairseq reports it itself)."""
+    if not path or not PathManager.isfile(path):
+        return {}
+    local = check_before_loading(path)
+    try:  # only the configuration is needed: the tensors stay on disk
+        state = torch.load(local, map_location="cpu", mmap=True, weights_only=True)
+    except (RuntimeError, ValueError):  # a legacy (non-zip) file cannot be mapped
+        state = checkpoint_utils.load_checkpoint_to_cpu(path)
+    cfg = state.get("cfg") or {"model": state.get("args")}
+    model = cfg.get("model") if hasattr(cfg, "get") else None
+    options = dict(model) if hasattr(model, "keys") else dict(vars(model or {}))
+    options.setdefault("embedding_style", None)
+    if options["embedding_style"] is None:
+        options["embedding_style"] = LEGACY_STYLE
+    return options
+
+
+def _size(options):
+    return (f"{options.get('encoder_layers')}+{options.get('decoder_layers')} layers, "
+            f"{options.get('encoder_embed_dim')} dims")
+
+
+def adopt_pretrained(args, saved, path) -> None:
+    """Set on ``args`` the options of ``saved`` (a checkpoint's, see
+    pretrained_options) that it does not give (``args.pretrained_options``);
+    a ValueError for a given size that differs from the checkpoint's."""
+    missing = set(filter(None, (getattr(args, "pretrained_options", None) or "").split(",")))
+    for name in SIZES:
+        if name in saved and name not in missing and getattr(args, name, None) != saved[name]:
+            given = f"--{name.replace('_', '-')} {getattr(args, name)}"
+            asked = (f"--arch {args.arch} asks for {given}" if args.arch != "transformer_mass"
+                     else f"{given} was given")
+            raise ValueError(
+                f"--finetune-from-model {path} is {saved.get('arch', 'transformer_mass')} "
+                f"({_size(saved)}); {asked}: leave the --arch and size options out "
+                "(--arch transformer_mass takes the checkpoint's), or give the ones it was "
+                "trained with")
+    for name in ADOPTED:
+        if name in missing and saved.get(name) is not None:
+            setattr(args, name, saved[name])
+    if "encoder_layers" in missing and saved.get("arch"):
+        args.arch = saved["arch"]  # say what was built, in the new checkpoint too
+    if "embedding_style" in missing:
+        for name, value in EMBEDDING_STYLES[args.embedding_style].items():
+            if name in missing and name not in saved:  # an older checkpoint's
+                setattr(args, name, value)
+        logger.info(f"--embedding-style {args.embedding_style} (from {path})")
+    args.pretrained_options = ""  # taken: a checkpoint of this run need not read it again
 
 
 def fit_position_tables(model, state_dict) -> None:

@@ -8,10 +8,12 @@ a batch names no language come from the task's -s/-t or
 --embedding-lang-pair.
 """
 
+import logging
+
 import torch
 import torch.nn as nn
 
-from ..checkpoint_languages import checkpoint_languages
+logger = logging.getLogger(__name__)
 
 
 class LanguageEmbedding(nn.Module):
@@ -57,10 +59,10 @@ class LanguageEmbedding(nn.Module):
         return self.scale * self.weight.index_select(0, lang_id).unsqueeze(1)
 
 
-def model_languages(args, task):
+def model_languages(args, task, pretrained=None):
     """The languages that get an embedding: --language-embeddings, else the
     task's languages when there are two or more, else those of the
-    --finetune-from-model checkpoint, else none."""
+    --finetune-from-model checkpoint (``pretrained``: its options), else none."""
     given = getattr(args, "language_embeddings", None)
     if given == "none":
         return []
@@ -69,7 +71,10 @@ def model_languages(args, task):
     elif len(getattr(task, "langs", None) or []) >= 2:
         langs = list(task.langs)
     else:
-        langs = checkpoint_languages(getattr(args, "finetune_from_model", None))
+        saved = (pretrained or {}).get("language_embeddings")
+        langs = [] if not saved or saved == "none" else [x for x in saved.split(",") if x]
+        if langs:
+            logger.info(f"language embeddings {saved} (from {args.finetune_from_model})")
     if len(set(langs)) != len(langs):
         raise ValueError(f"--language-embeddings lists a language twice: {given}")
     if given and len(langs) < 1:

@@ -11,155 +11,40 @@ from typing import Optional
 
 import torch
 from fairseq.models import register_model, register_model_architecture
-from fairseq.models.transformer import (
-    TransformerConfig,
-    TransformerDecoderBase,
-    TransformerEncoderBase,
-    TransformerModel,
-    base_architecture,
-)
+from fairseq.models.transformer import TransformerConfig, TransformerModel, base_architecture
 
+from ..data.dictionary import MASK_SYMBOL, add_mask_symbol
 from .checkpoint_compat import (  # noqa: F401  (IncompatibleCheckpointError: API)
     CHECKSUM_KEY,
     IncompatibleCheckpointError,
+    adopt_pretrained,
     check_compatible,
     fit_position_tables,
+    missing_options,
     model_checksums,
+    pretrained_options,
     upgrade_language_embeddings,
 )
-from .embedding_style import apply_embedding_style
-from .gpu_kernels import apply_gpu_kernels
 from .language_embeddings import build_language_embedding, model_languages
-from .mask_hiding import (
+from .options import (
+    add_mass_args,
+    apply_embedding_style,
+    check_attention,
+    check_bf16_device,
     check_hide_mask_states,
-    hidden_from_self_attention,
-    hidden_positions,
-    prepare_self_attention_hooks,
 )
-from .model_options import add_mass_args
-from .position_hooks import hook_state, prepare_position_hook
-from .precision import check_bf16_device
-from .sdpa_stacks import SRC_PADDED, decode_features, encode
-
-MASK_SYMBOL = "<mask>"
+from .stacks import TransformerMassDecoder, TransformerMassEncoder
 
 
-def add_mask_symbol(dictionary) -> int:
-    """Add ``<mask>`` the way fairseq's masked LM does (appended once)."""
-    if MASK_SYMBOL in dictionary.indices:
-        return dictionary.index(MASK_SYMBOL)
-    return dictionary.add_symbol(MASK_SYMBOL)
-
-
-class TransformerMassEncoder(TransformerEncoderBase):
-    """fairseq's Transformer encoder, plus an optional language embedding.
-
-    ``forward(..., src_lang_id=S, tgt_lang_id=T)`` takes per-sentence
-    language ids (B); ``T`` (default ``S``) travels in the encoder output, so
-    the decoder, beam search included, knows which language to produce.
-    ``forward(..., hidden=H)`` (B x T, True at hidden positions) leaves ``H``
-    out of the decoder's cross-attention (the output's padding mask), and with
-    ``hide_from_encoder=True`` out of the encoder's self-attention too
-    (:mod:`mask_hiding`).
-    """
-
-    sdpa = False  # set by --attention sdpa (gpu_kernels)
-
-    def __init__(self, cfg, dictionary, embed_tokens):
-        super().__init__(cfg, dictionary, embed_tokens)
-        self.embed_langs = None  # set by TransformerMassModel.build_model
-        prepare_position_hook(self.embed_positions)
-        prepare_self_attention_hooks(self.layers)
-
-    def forward_scriptable(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
-                           return_all_hiddens: bool = False, token_embeddings=None):
-        if self.sdpa and not self.return_fc:
-            return encode(self, src_tokens, return_all_hiddens, token_embeddings)
-        return super().forward_scriptable(src_tokens, src_lengths, return_all_hiddens,
-                                          token_embeddings)
-
-    def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None,
-                return_all_hiddens: bool = False, token_embeddings=None,
-                src_lang_id=None, tgt_lang_id=None, hidden=None, hide_from_encoder=False):
-        language, tgt = self._languages(src_tokens, src_lang_id, tgt_lang_id)
-        with hook_state(self.embed_positions, mass_language=language), \
-                hidden_from_self_attention(self.layers, hidden if hide_from_encoder else None):
-            out = super().forward(src_tokens, src_lengths, return_all_hiddens,
-                                  token_embeddings)
-        if hidden is not None:
-            out["encoder_padding_mask"] = [out["encoder_padding_mask"][0] | hidden]
-            out.pop(SRC_PADDED, None)  # the mask now hides more than padding
-        if tgt is not None:
-            out["tgt_lang_id"] = [tgt]
-        return out
-
-    def _languages(self, src_tokens, src_lang_id, tgt_lang_id):
-        """The source language embedding (B x 1 x C) and the target language
-        ids (B); None and None without language embeddings."""
-        if self.embed_langs is None:
-            return None, None
-        batch, device = src_tokens.size(0), src_tokens.device
-        src = self.embed_langs.ids(src_lang_id, self.embed_langs.default_src, batch,
-                                   device, "source")
-        if tgt_lang_id is None and src_lang_id is None:
-            tgt = self.embed_langs.ids(None, self.embed_langs.default_tgt, batch,
-                                       device, "target")
-        else:
-            tgt = src if tgt_lang_id is None else self.embed_langs.ids(
-                tgt_lang_id, None, batch, device, "target")
-        return self.embed_langs(src), tgt
-
-    def reorder_encoder_out(self, encoder_out, new_order):
-        reordered = super().reorder_encoder_out(encoder_out, new_order)
-        if encoder_out.get("tgt_lang_id"):
-            reordered["tgt_lang_id"] = [encoder_out["tgt_lang_id"][0].index_select(0, new_order)]
-        return reordered
-
-
-class TransformerMassDecoder(TransformerDecoderBase):
-    """A Transformer decoder that can also run on a MASS span.
-
-    ``forward(..., positions=P)`` takes ``P`` (B x k) holding the 1-based
-    original position in the sentence of the token each step predicts, 0 for
-    padding; without ``positions`` it is fairseq's decoder, unchanged.
-    """
-
-    sdpa = False  # set by --attention sdpa (gpu_kernels)
-
-    def __init__(self, cfg, dictionary, embed_tokens, no_encoder_attn=False):
-        super().__init__(cfg, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
-        self.embed_langs = None  # set by TransformerMassModel.build_model
-        prepare_position_hook(self.embed_positions)
-
-    def extract_features_scriptable(self, prev_output_tokens, encoder_out,
-                                    incremental_state=None, full_context_alignment=False,
-                                    alignment_layer=None, alignment_heads=None):
-        if (self.sdpa and incremental_state is None and not full_context_alignment
-                and not self.cross_self_attention):
-            return decode_features(self, prev_output_tokens, encoder_out, alignment_layer,
-                                   alignment_heads)
-        return super().extract_features_scriptable(
-            prev_output_tokens, encoder_out, incremental_state, full_context_alignment,
-            alignment_layer, alignment_heads)
-
-    def forward(self, prev_output_tokens, encoder_out=None, incremental_state=None,
-                positions=None, **kwargs):
-        state = {}
-        if self.embed_langs is not None:
-            lang_id = (encoder_out or {}).get("tgt_lang_id") or [None]
-            lang_id = self.embed_langs.ids(
-                lang_id[0], self.embed_langs.default_tgt, prev_output_tokens.size(0),
-                prev_output_tokens.device, "target")
-            state["mass_language"] = self.embed_langs(lang_id)
-        if positions is not None and self.embed_positions is not None:
-            if incremental_state is not None:
-                raise ValueError("explicit span positions are for teacher forcing only")
-            # fairseq numbers positions from padding_idx + 1, and id padding_idx
-            # (an all-zero embedding) marks padding: 1-based t -> padding_idx + t
-            state["mass_positions"] = positions + self.padding_idx
-        with hook_state(self.embed_positions, **state):
-            return super().forward(prev_output_tokens, encoder_out=encoder_out,
-                                   incremental_state=incremental_state, **kwargs)
+def hidden_positions(src_tokens, mask_idx, padding_idx) -> torch.Tensor:
+    """B x T: True where the encoder input is ``<mask>`` (--hide-mask-states),
+    except in a sentence that is nothing else (it keeps all its positions
+    visible: there would be nothing left to attend to; the originals always
+    keep their begin-of-sentence token). Span tokens left unchanged or
+    replaced at random stay visible, as in both original codes."""
+    hidden = src_tokens.eq(mask_idx)
+    nothing_left = (hidden | src_tokens.eq(padding_idx)).all(dim=1, keepdim=True)
+    return hidden & ~nothing_left
 
 
 @register_model("transformer_mass")
@@ -210,18 +95,21 @@ class TransformerMassModel(TransformerModel):
     @classmethod
     def build_model(cls, args, task):
         check_bf16_device(args)
+        check_attention(args, getattr(getattr(task, "cfg", None), "left_pad_target", False))
+        pretrained = {}
+        if getattr(args, "pretrained_options", None):  # read once, here
+            pretrained = pretrained_options(args.finetune_from_model)
+            adopt_pretrained(args, pretrained, args.finetune_from_model)
         for dictionary in {id(d): d for d in (task.source_dictionary,
                                              task.target_dictionary)}.values():
             add_mask_symbol(dictionary)
-        langs = model_languages(args, task)
+        langs = model_languages(args, task, pretrained)
         # saved in the checkpoint's configuration: generation rebuilds the same model
         args.language_embeddings = ",".join(langs) if langs else "none"
         model = super().build_model(args, task)
         model.hide_mask_states = check_hide_mask_states(
             getattr(args, "hide_mask_states", None) or "none")
         model.mask_idx = model.encoder.dictionary.index(MASK_SYMBOL)
-        apply_gpu_kernels(model, args, getattr(getattr(task, "cfg", None),
-                                               "left_pad_target", False))
         if langs:
             if model.encoder.embed_positions is None or model.decoder.embed_positions is None:
                 raise ValueError("--language-embeddings needs positional embeddings "
@@ -277,27 +165,19 @@ class TransformerMassModel(TransformerModel):
         """``positions`` (B x k, 1-based, 0 = padding) selects span decoding
         (and, with --hide-mask-states, hides the <mask> states);
         ``src_lang_id``/``tgt_lang_id`` (B) choose the language embeddings."""
-        extra = {}
-        if src_lang_id is not None or tgt_lang_id is not None:
-            extra = {"src_lang_id": src_lang_id, "tgt_lang_id": tgt_lang_id}
+        hidden = None
         if positions is not None and self.hide_mask_states != "none":
-            extra["hidden"] = hidden_positions(src_tokens, self.mask_idx,
-                                               self.encoder.padding_idx)
-            extra["hide_from_encoder"] = self.hide_mask_states == "encoder"
+            hidden = hidden_positions(src_tokens, self.mask_idx, self.encoder.padding_idx)
+        padded = bool(src_tokens.eq(self.encoder.padding_idx).any())  # the one host read
         encoder_out = self.encoder(
             src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
-            **extra,
-        )
+            src_lang_id=src_lang_id, tgt_lang_id=tgt_lang_id, hidden=hidden,
+            hide_from_encoder=self.hide_mask_states == "encoder", padded=padded)
         return self.decoder(
-            prev_output_tokens,
-            encoder_out=encoder_out,
-            positions=positions,
-            features_only=features_only,
-            alignment_layer=alignment_layer,
-            alignment_heads=alignment_heads,
-            src_lengths=src_lengths,
-            return_all_hiddens=return_all_hiddens,
-        )
+            prev_output_tokens, encoder_out=encoder_out, positions=positions,
+            src_padded=padded or hidden is not None, features_only=features_only,
+            alignment_layer=alignment_layer, alignment_heads=alignment_heads,
+            src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
 
 
 def _default(args, name, value):
@@ -307,10 +187,16 @@ def _default(args, name, value):
 @register_model_architecture("transformer_mass", "transformer_mass")
 def transformer_mass(args):
     """6+6 layers, 512 dims: fairseq's base Transformer with one joint
-    vocabulary (shared embeddings) and learned positions, as in MASS."""
+    vocabulary (shared embeddings) and learned positions, as in MASS. With
+    --finetune-from-model, the options not given are the checkpoint's,
+    taken when the model is built (checkpoint_compat.adopt_pretrained)."""
     if getattr(args, "hide_mask_states", None) is None:
         args.hide_mask_states = "none"
     check_hide_mask_states(args.hide_mask_states)
+    if getattr(args, "finetune_from_model", None) and not hasattr(args, "pretrained_options"):
+        # the first call sees only what was given (fairseq's parser suppresses
+        # the defaults of model options); later ones keep its answer
+        args.pretrained_options = missing_options(args)
     apply_embedding_style(args)
     _default(args, "share_all_embeddings", True)
     _default(args, "encoder_learned_pos", True)

@@ -14,9 +14,9 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II, MISSING
 
 from ..data.binarized_files import check_binarized
+from ..data.dictionary import add_mask_symbol
 from ..data.masked_s2s_dataset import MaskedS2SDataset
 from ..data.masking import MASK_MODES, SPAN_STARTS
-from ..models.transformer_mass import add_mask_symbol
 
 logger = logging.getLogger(__name__)
 
