@@ -94,7 +94,11 @@ def adopt_pretrained(args, saved, path) -> None:
         for name, value in EMBEDDING_STYLES[args.embedding_style].items():
             if name in missing and name not in saved:  # an older checkpoint's
                 setattr(args, name, value)
-        logger.info(f"--embedding-style {args.embedding_style} (from {path})")
+    taken = [name for name in ADOPTED if name in missing and saved.get(name) is not None]
+    if taken:
+        logger.info(f"fine-tuning {saved.get('arch', 'transformer_mass')} ({_size(saved)}, "
+                    f"--embedding-style {args.embedding_style}) from {path}: "
+                    f"{', '.join(taken)} as it has them")
     args.pretrained_options = ""  # taken: a checkpoint of this run need not read it again
 
 
