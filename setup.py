@@ -6,6 +6,9 @@ from setuptools import find_packages, setup
 HERE = Path(__file__).parent
 # mass-tokenize, mass-binarize, ...: the tools of mass_tools as console commands
 COMMANDS = runpy.run_path(str(HERE / "mass_tools" / "commands.py"))["entry_points"]()
+# --transformers: tested with transformers 5.25.0, whose sentencepiece converter
+# and beam search the tests compare with fairseq; protobuf reads the .model file
+HF = ["transformers>=5.25", "tokenizers", "safetensors", "protobuf"]
 
 setup(
     name="mass-plugin",
@@ -49,8 +52,11 @@ setup(
     extras_require={
         # python -m projects.paper_analysis draws its plot with matplotlib
         "analysis": ["matplotlib"],
-        # python -m mass_plugin.export --ctranslate2 and mass_tools/translate_ct2.py
-        "serve": ["ctranslate2>=4"],
+        # python -m mass_tools.export --ctranslate2 and mass_tools/translate_ct2.py;
+        # --transformers too (HF below), so that requirements.txt's CI install has it
+        "serve": ["ctranslate2>=4", *HF],
+        # python -m mass_tools.export --transformers and mass_tools.hf.generation
+        "hf": HF,
         # projects/unsupervised/induce_lexicon.py: skip-gram word vectors (Word2Vec)
         "unsup": ["gensim>=4.3"],
         # fairseq-train --tensorboard-logdir (common.tensorboard_logdir): fairseq

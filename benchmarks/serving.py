@@ -49,7 +49,7 @@ def export(args):
     """The export and its CTranslate2 conversion, made once per work dir."""
     ct2_dir = os.path.join(args.work_dir, "ct2")
     if not os.path.isfile(os.path.join(ct2_dir, "model.bin")):
-        subprocess.run([sys.executable, "-m", "mass_plugin.export", "--checkpoint",
+        subprocess.run([sys.executable, "-m", "mass_tools.export", "--checkpoint",
                         args.checkpoint, "--data-bin", args.data_bin, "--output",
                         os.path.join(args.work_dir, "export", "model.pt"),
                         "--ctranslate2", ct2_dir, "--force"], check=True)

@@ -20,6 +20,8 @@ Looking at outputs, and serving:
   output_stats       mass-output-stats      output language, repetition, length
   score_rouge        mass-score-rouge       ROUGE-1/2/L of summaries
   translate_ct2      mass-translate-ct2     translate with a CTranslate2 export
+  export             mass-export            a checkpoint as stock fairseq, CTranslate2
+                                            and Hugging Face transformers (hf/)
 
 ``textio`` is their shared line reading and atomic writing. ``python -m
 mass_tools`` prints this list.

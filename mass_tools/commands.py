@@ -21,6 +21,7 @@ COMMANDS = {
     "mass-output-stats": "output_stats",
     "mass-score-rouge": "score_rouge",
     "mass-translate-ct2": "translate_ct2",
+    "mass-export": "export",
 }
 
 

@@ -1,4 +1,4 @@
-"""Translate raw text with a CTranslate2 model made by ``mass_plugin.export``.
+"""Translate raw text with a CTranslate2 model made by ``mass_tools.export``.
 
     python -m mass_tools.translate_ct2 --model export/ct2 --spm work/demo/spm.model \\
         --input test.en --output test.fr.hyp --compute-type int8

@@ -266,12 +266,12 @@ def convert_ct2(model, ct2, data, langs, model_args):
     """``ct2``: the checkpoint ``model`` (of the binarized ``data`` and the
     direction ``langs``, trained with ``model_args``) for CTranslate2, with
     CTranslate2's fairseq converter, or for the plugin's transformer_mass
-    through ``python -m mass_plugin.export``, which writes it as fairseq's
+    through ``python -m mass_tools.export``, which writes it as fairseq's
     plain transformer first."""
     if arch(model_args).startswith("transformer_mass"):
         exported = Path(f"{ct2}.export")
         shutil.rmtree(exported, ignore_errors=True)
-        cmd = [sys.executable, "-m", "mass_plugin.export", "--checkpoint", model,
+        cmd = [sys.executable, "-m", "mass_tools.export", "--checkpoint", model,
                "--data-bin", data, "--output", exported / "model.pt", "--ctranslate2",
                f"{ct2}.tmp", "--source-lang", langs[0], "--target-lang", langs[1]]
     else:

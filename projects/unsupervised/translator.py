@@ -12,7 +12,7 @@ MASS pre-training of its own (``masked_s2s --langs L1,L2`` on MONO_PREFIX,
 half of each sentence masked, no language embeddings): one model, two
 starts, the comparison of projects/unsupervised/results.md. Its input and
 output are raw text: fairseq (``fairseq-interactive --bpe sentencepiece``)
-and its CTranslate2 export (``python -m mass_plugin.export``, then
+and its CTranslate2 export (``python -m mass_tools.export``, then
 ``mass_tools.translate_ct2 --spm``) decode it with no word-level steps.
 
 Everything goes to WORK_DIR/translator: the pre-training in massN, the
