@@ -21,6 +21,7 @@ import array
 import atexit
 import importlib
 import json
+import logging
 import os
 import runpy
 import signal
@@ -30,10 +31,12 @@ import threading
 import traceback
 import warnings
 
-# what a fairseq command imports before it does anything
-PRELOAD = ("torch", "numpy", "fairseq", "fairseq_cli.preprocess", "fairseq_cli.train",
-           "fairseq_cli.generate", "fairseq_cli.interactive", "fairseq.tasks.translation",
-           "sacrebleu", "sentencepiece")
+# what a fairseq command imports before it does anything; not fairseq_cli's
+# modules, which set up logging when they are imported: each child imports
+# the one it runs, as a new process would
+PRELOAD = ("torch", "numpy", "fairseq", "fairseq.checkpoint_utils", "fairseq.trainer",
+           "fairseq.sequence_generator", "fairseq.tasks.translation",
+           "fairseq.models.transformer", "sacrebleu", "sentencepiece")
 
 
 def receive(conn):
@@ -133,6 +136,9 @@ def reap():
 def serve(path, parent):
     for name in PRELOAD:
         importlib.import_module(name)
+    # logging as a new process has it (an import may have configured it)
+    logging.root.handlers.clear()
+    logging.root.setLevel(logging.WARNING)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(16)
