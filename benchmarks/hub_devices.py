@@ -12,6 +12,9 @@ WORK_DIR/data-bin, WORK_DIR/spm.model) and the first ``-n`` lines of
 translation, or float32 on the GPU agrees with the CPU on fewer than
 ``--min-fp32-agreement`` of the sentences (float16 is reported, not held to
 a threshold: half precision may change a close beam-search decision).
+``--output`` also keeps the sentences and the CPU's translations, to compare
+with fairseq-generate's (``--max-len-a/--max-len-b`` as examples/generate.sh
+gives them).
 """
 
 import argparse
@@ -32,16 +35,24 @@ def parse_args(argv=None):
     parser.add_argument("--source", default=os.path.join(REPO, "examples/data/test.en"))
     parser.add_argument("-n", type=int, default=16, help="sentences (default 16)")
     parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--max-len-a", type=float, default=None,
+                        help="hypotheses of at most A * source + B subwords, as "
+                        "fairseq-generate's option (default: the model's own)")
+    parser.add_argument("--max-len-b", type=int, default=None)
     parser.add_argument("--min-fp32-agreement", type=float, default=0.9)
     parser.add_argument("--output", help="also write the results as JSON here")
     return parser.parse_args(argv)
 
 
-def translate(model, sentences, beam, cuda):
+def translate(model, sentences, args, cuda):
     import torch
 
+    # the hub's generation settings are the checkpoint's, but for those given
+    limits = {name: value for name, value in (("max_len_a", args.max_len_a),
+                                              ("max_len_b", args.max_len_b))
+              if value is not None}
     start = time.perf_counter()
-    out = model.translate(sentences, beam=beam)
+    out = model.translate(sentences, beam=args.beam, **limits)
     if cuda:
         torch.cuda.synchronize()
     return out, len(sentences) / (time.perf_counter() - start)
@@ -49,16 +60,16 @@ def translate(model, sentences, beam, cuda):
 
 def main(argv=None):
     args = parse_args(argv)
-    import torch
-
-    from mass_plugin.models.transformer_mass import TransformerMassModel
-
     checkpoint = args.checkpoint or os.path.join(args.work_dir, "checkpoints/ft-en-fr/"
                                                  "checkpoint_best.pt")
     for path in (checkpoint, os.path.join(args.work_dir, "spm.model"), args.source):
         if not os.path.isfile(path):
             sys.exit(f"error: {path}: no such file (run examples/quickstart.sh with "
                      f"WORK_DIR={args.work_dir} first, or give --checkpoint/--source)")
+    import torch  # after the checks: a missing file is said before seconds of imports
+
+    from mass_plugin.models.transformer_mass import TransformerMassModel
+
     with open(args.source, encoding="utf-8") as f:
         sentences = [line.strip() for line in f if line.strip()][:args.n]
     model = TransformerMassModel.from_pretrained(
@@ -66,12 +77,12 @@ def main(argv=None):
         data_name_or_path=os.path.abspath(os.path.join(args.work_dir, "data-bin")),
         source_lang="en", target_lang="fr", bpe="sentencepiece",
         sentencepiece_model=os.path.join(args.work_dir, "spm.model")).eval()
-    reference, speed = translate(model, sentences, args.beam, cuda=False)
+    reference, speed = translate(model, sentences, args, cuda=False)
     rows = [dict(device="cpu", dtype="float32", agree=len(sentences), sent_per_s=speed)]
     if torch.cuda.is_available():
         for dtype, move in (("float32", lambda m: m.cuda()), ("float16", lambda m: m.half())):
             model = move(model)
-            translation, speed = translate(model, sentences, args.beam, cuda=True)
+            translation, speed = translate(model, sentences, args, cuda=True)
             rows.append(dict(device=torch.cuda.get_device_name(), dtype=dtype,
                              agree=sum(a == b for a, b in zip(reference, translation)),
                              empty=sum(not t.strip() for t in translation), sent_per_s=speed))
@@ -88,7 +99,8 @@ def main(argv=None):
     print(f"first: {sentences[0]!r} -> {reference[0]!r}")
     if args.output:
         with open(args.output, "w") as f:
-            json.dump(dict(sentences=len(sentences), rows=rows, failures=failures), f)
+            json.dump(dict(sentences=len(sentences), source=sentences, translations=reference,
+                           rows=rows, failures=failures), f)
     if failures:
         sys.exit("error: " + "; ".join(failures))
 

@@ -61,10 +61,18 @@ def test_overlap_gain_is_placed_in_its_overlap_bin_and_written_per_sentence(seed
     assert "== 4 sentences" in printed and "none in 50.0% of the sentences" in printed
     dae = next(line for line in printed.splitlines() if line.startswith("dae |"))
     cells = [c.strip() for c in dae.split("|")]
-    # bins: 0, (0, 10%], (10, 20%], (20, 30%], > 30%; the two sentences dae
-    # gets right overlap by 25% and 40%: gains there, none where nothing overlaps
-    assert cells[2] == "+0.00" and cells[5].startswith("+") and float(cells[5]) > 50
-    assert float(cells[6]) > 50 and float(cells[-1]) > 0  # gain rises with overlap
+    # the columns: point, chrF, one per bin of overlap.BINS (each overlap in
+    # one bin), r; the two sentences dae gets right overlap by 2 of 8 and 2 of
+    # 5 reference words: gains in their bins, none where nothing overlaps
+    column = {}
+    for share in (0.0, 2 / 8, 2 / 5):
+        found = [i for i, (_, low, high) in enumerate(overlap.BINS)
+                 if overlap.in_bin(share, low, high)]
+        assert len(found) == 1
+        column[share] = 2 + found[0]
+    assert len(cells) == 2 + len(overlap.BINS) + 1 and cells[column[0.0]] == "+0.00"
+    assert float(cells[column[2 / 8]]) > 50 and float(cells[column[2 / 5]]) > 50
+    assert float(cells[-1]) > 0  # gain rises with overlap
     rows = list(csv.DictReader(out.open()))
     assert [r["overlap"] for r in rows] == ["0.2500", "0.0000", "0.4000", "0.0000"]
     assert set(rows[0]) == {"sentence", "overlap", "dae", "mass_r0.50", "none"}
@@ -95,8 +103,15 @@ def test_visible_targets_rank_the_objectives_by_what_the_decoder_can_copy(tmp_pa
 def test_the_study_runs_the_five_points_in_xlm_style_on_valid():
     args = analysis.parse_args([*denoising_gap.SCALE, *denoising_gap.POINT_ARGS])
     assert sorted(p.name for p in analysis.points_of(args)) == sorted(denoising_gap.POINTS)
-    assert (args.embedding_style, args.score_on, args.pretrain_updates, args.dim) == (
-        "xlm", "valid", 1200, 128)
+    assert (args.embedding_style, args.score_on) == ("xlm", "valid")  # the test set unused
+    # every size of the study's scale reaches the analysis, over its preset's
+    preset = analysis.parse_args([])
+    sizes = dict(zip(denoising_gap.SCALE[::2], denoising_gap.SCALE[1::2]))
+    names = [option[2:].replace("-", "_") for option in sizes]
+    assert len(sizes) == len(denoising_gap.SCALE) // 2 and "pretrain_updates" in names
+    for option, name in zip(sizes, names):
+        assert getattr(args, name) == type(getattr(preset, name))(sizes[option])
+    assert any(getattr(args, name) != getattr(preset, name) for name in names)
     # options given after the study's settings override them
     quick = denoising_gap.parse_args(["--seeds", "1", "--pretrain-updates", "3"])
     assert quick.analysis_args == ["--pretrain-updates", "3"]

@@ -1,26 +1,23 @@
 """Shrunken runs of the shell recipes in examples/ (the same scripts, fewer updates)."""
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 from fairseq import checkpoint_utils
+from fairseq.data import data_utils
 
-from conftest import BIN_DIR, PLUGIN_DIR, REPO, bash, cli_env, write
+from conftest import PLUGIN_DIR, REPO, bash, cli_env, write
+
+# end to end: every test here starts processes or trains to a result
+pytestmark = pytest.mark.slow
 
 EXAMPLES = REPO / "examples"
-
-
-@pytest.fixture(scope="module")
-def quickstart(tmp_path_factory):
-    work = tmp_path_factory.mktemp("quickstart")
-    log = bash("quickstart.sh", WORK_DIR=work, PRETRAIN_UPDATES=4, FINETUNE_UPDATES=4)
-    return work, log
 
 
 def test_quickstart_runs_every_stage_and_prints_bleu(quickstart):
@@ -49,17 +46,41 @@ def test_quickstart_without_pre_training_fine_tunes_from_random_initialisation(t
     assert re.search(r"^\s*BLEU\|nrefs:1.* = [\d.]+ ", log, flags=re.M)
 
 
+def _generate_default(name):
+    """The default of NAME in examples/generate.sh, the quickstart's decoding."""
+    text = (EXAMPLES / "generate.sh").read_text()
+    return re.search(rf"^{name}=\$\{{{name}:-([\d.]+)\}}", text, flags=re.M).group(1)
+
+
 def test_hub_devices_translates_the_quickstart_model_on_every_device_there_is(quickstart,
                                                                            tmp_path):
     """benchmarks/hub_devices.py (a step of benchmarks/gpu_check.sh): the CPU
-    everywhere; CUDA float32 and float16 where there is a GPU."""
+    everywhere; CUDA float32 and float16 where there is a GPU. Its CPU
+    translations, under generate.sh's beam and length limits, are
+    fairseq-generate's of the same sentences. fairseq caps the hypotheses of
+    a batch at A * its longest source + B, so the sentences are the test
+    set's 4 longest: generate.sh batches by length (64 a batch), so their
+    batch there has the longest source of their batch here."""
     work, _ = quickstart
+    dataset = data_utils.load_indexed_dataset(str(work / "data-bin/test.en-fr.en"), None)
+    lengths = dataset.sizes.copy()  # a copy: the sizes are a view of the file's map
+    del dataset
+    longest = np.argsort(-lengths, kind="stable")[:4]
+    source = (EXAMPLES / "data/test.en").read_text().splitlines()
+    write(tmp_path / "longest.en", [source[i] for i in longest])
     proc = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir", str(work),
-                           "-n", "4", "--output", str(tmp_path / "hub.json")], cwd=REPO,
+                           "--source", str(tmp_path / "longest.en"), "-n", "4",
+                           "--beam", _generate_default("BEAM"),
+                           "--max-len-a", _generate_default("MAX_LEN_A"),
+                           "--max-len-b", _generate_default("MAX_LEN_B"),
+                           "--output", str(tmp_path / "hub.json")], cwd=REPO,
                           env=cli_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads((tmp_path / "hub.json").read_text())["rows"]
-    assert rows[0]["device"] == "cpu" and rows[0]["agree"] == 4
+    hub = json.loads((tmp_path / "hub.json").read_text())
+    generated = (work / "checkpoints/ft-en-fr/checkpoint_best.test.en-fr.txt").read_text()
+    assert hub["translations"] == [generated.splitlines()[i] for i in longest]
+    rows = hub["rows"]
+    assert rows[0]["device"] == "cpu"
     assert [row["dtype"] for row in rows] == (["float32", "float32", "float16"]
                                               if torch.cuda.is_available() else ["float32"])
     missing = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir",
@@ -99,7 +120,6 @@ def test_recipes_find_the_plugin_where_python_m_mass_plugin_does(tmp_path):
     finds --user-dir without importing the package (and fairseq); it must name
     the directory `python -m mass_plugin` prints, from anywhere."""
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update(NUM_GPUS="0")
     env.pop("USER_DIR", None)
     recipes = subprocess.run(["bash", "-c", 'source "$(python -m mass_tools.shell)/common.sh" '
@@ -116,7 +136,6 @@ def test_results_tables_print_without_util_linux_column(tmp_path):
     results = tmp_path / "results.tsv"
     results.write_text("direction\tBLEU\tchrF\nen-fr\t12.3\t40.1\nfr-en\t9.87\t38.0\n")
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     shell_lib = subprocess.run(["python", "-m", "mass_tools.shell"], env=env, text=True,
                                capture_output=True, check=True).stdout.strip()
     bare = tmp_path / "bin"  # awk but no column on the PATH
@@ -139,7 +158,6 @@ def test_results_tables_print_without_util_linux_column(tmp_path):
 ])
 def test_effective_batch_stays_constant_across_gpu_counts(gpus, expected):
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     env.update(NUM_GPUS=str(gpus), MAX_TOKENS="4096", TOKENS_PER_UPDATE="131072")
     out = subprocess.run(["bash", "-c", 'source "$(python -m mass_tools.shell)/common.sh" '
                           "&& device_args"],

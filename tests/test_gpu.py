@@ -115,9 +115,37 @@ def test_online_backtranslation_steps_and_bleu_validation_on_loader_batches(data
     batch = next(valid)
     assert set(batch) == {"en-fr", "fr-en"}
     out = trainer.valid_step(batch)  # translates both directions, scores BLEU
-    assert all(0 <= out[key] <= 100 for key in ("bleu_en_fr", "bleu_fr_en", "bleu"))
+    # each direction's BLEU is sacreBLEU's of the same greedy translations of
+    # the batch, made here by fairseq's own generator; "bleu" is their mean
+    expected = {direction: greedy_bleu(trainer, part, device)
+                for direction, part in batch.items()}
+    assert out["bleu_en_fr"] == expected["en-fr"] and out["bleu_fr_en"] == expected["fr-en"]
+    assert out["bleu"] == round((expected["en-fr"] + expected["fr-en"]) / 2, 2)
 
 
+def greedy_bleu(trainer, batch, device):
+    """sacreBLEU (2 decimals) of ``trainer``'s model's greedy translations of
+    ``batch`` (fairseq's SequenceGenerator, the task's length limits)
+    against its targets."""
+    import sacrebleu
+    from fairseq import utils
+    from fairseq.sequence_generator import SequenceGenerator
+
+    task, model = trainer.task, trainer.model.eval()
+    generator = SequenceGenerator([model], task.dictionary, beam_size=1,
+                                  max_len_a=task.cfg.bt_max_len_a,
+                                  max_len_b=task.cfg.bt_max_len_b)
+    batch = utils.move_to_cuda(batch) if device == "cuda" else batch
+    with torch.no_grad():
+        hypos = generator.generate([model], batch)
+    hyps = [task.dictionary.string(h[0]["tokens"].int().cpu(), unk_string="UNK-HYP")
+            for h in hypos]
+    refs = [task.dictionary.string(utils.strip_pad(t, task.dictionary.pad()).int().cpu(),
+                                   unk_string="UNK-REF") for t in batch["target"]]
+    return round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("setting,enabled", [(None, "False"), ("1", "True")])
 def test_importing_the_plugin_turns_cudnn_attention_off_unless_kept(setting, enabled):
     """cuDNN's attention compiles a kernel for every new batch shape (see
@@ -150,6 +178,7 @@ def fp16_cli_run(data, save_dir, updates, device):
     return checkpoint_utils.load_checkpoint_to_cpu(str(save_dir / "checkpoint_last.pt"))
 
 
+@pytest.mark.slow
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_an_fp16_run_resumes_exactly_with_its_loss_scale(data, tmp_path):

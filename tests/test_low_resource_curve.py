@@ -12,9 +12,12 @@ import sys
 import time
 
 import pytest
+import sacrebleu
 from fairseq import checkpoint_utils
+from sacrebleu.metrics import BLEU
+from sacrebleu.significance import PairedTest
 
-from conftest import BIN_DIR, REPO, cli_env, hold_elsewhere, write
+from conftest import REPO, cli_env, hold_elsewhere, write
 from projects.low_resource import curve
 
 DATA = REPO / "examples" / "data"
@@ -27,7 +30,6 @@ SMALL = ["--sizes", "40,80", "--seeds", "1",
 
 def run_curve(*args, check=True):
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
     proc = subprocess.run([sys.executable, "-m", "projects.low_resource.curve",
                            *SMALL, *map(str, args)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
@@ -66,16 +68,46 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+def text_lines(path):
+    """The lines of a file as sacreBLEU's command reads them."""
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [line.rstrip() for line in f]
+
+
+def sacrebleu_scores(hypotheses, reference):
+    """sacreBLEU's BLEU and chrF of the file ``hypotheses`` against the file
+    ``reference``, with generate.sh's 2 decimals."""
+    hyps, refs = text_lines(hypotheses), [text_lines(reference)]
+    return (float(f"{sacrebleu.corpus_bleu(hyps, refs).score:.2f}"),
+            float(f"{sacrebleu.corpus_chrf(hyps, refs).score:.2f}"))
+
+
+def paired_p(reference, baseline, system):
+    """The p-value of sacreBLEU's paired bootstrap of BLEU (1,000 resamples,
+    its fixed seed) of the file ``system`` against the file ``baseline``."""
+    _, results = PairedTest([("baseline", text_lines(baseline)), ("system", text_lines(system))],
+                            {"BLEU": BLEU()}, [text_lines(reference)], test_type="bs")()
+    return results["BLEU"][1].p_value
+
+
+@pytest.mark.slow
 def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
-    _, work, first, _ = curve_run
+    root, work, first, _ = curve_run
     rows = read_csv(work / "low-resource.csv")
     assert list(rows[0]) == ["n_pairs", "init", "seed", "direction", "bleu", "chrf",
                              "valid_nll", "minutes", "valid_bleu"]
     assert sorted((r["n_pairs"], r["init"], r["seed"]) for r in rows) == sorted(
         (n, init, "1") for n in ("40", "80") for init in ("random", "mass_doc"))
+    reference = root / "para" / "test.fr"
+
+    def hypotheses(n_pairs, init):
+        return work / "runs" / f"n{n_pairs}-{init}-seed1-en-fr" / "test.txt"
+
     for row in rows:
         assert row["direction"] == "en-fr"
-        assert 0 <= float(row["bleu"]) <= 100 and 0 <= float(row["chrf"]) <= 100
+        # the scores of the translations the run wrote, against the test set
+        assert (float(row["bleu"]), float(row["chrf"])) == sacrebleu_scores(
+            hypotheses(row["n_pairs"], row["init"]), reference)
         assert 0 < float(row["valid_nll"]) < 20
         # the valid BLEU of the kept checkpoint: the best of the run's validations
         log = (work / "runs" / f"n{row['n_pairs']}-{row['init']}-seed1-en-fr" /
@@ -85,7 +117,9 @@ def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     pairs = read_csv(work / "bootstrap.csv")
     assert len(pairs) == 2 and {p["init"] for p in pairs} == {"mass_doc"}
     for pair in pairs:
-        assert 0 <= float(pair["p_value"]) <= 1
+        # the bootstrap of the MASS run's translations against the random run's
+        baseline, system = (hypotheses(pair["n_pairs"], init) for init in ("random", pair["init"]))
+        assert float(pair["p_value"]) == round(paired_p(reference, baseline, system), 4)
         assert abs(float(pair["delta"]) - (float(pair["bleu"]) - float(pair["random_bleu"]))) < 0.02
     png = (work / "low-resource.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -93,6 +127,7 @@ def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     assert first.count("== pre-training mass_doc") == 1  # once, before the runs need it
 
 
+@pytest.mark.slow
 def test_mass_runs_start_from_the_pretrained_checkpoint_and_random_ones_do_not(curve_run):
     _, work, _, _ = curve_run
     assert (work / "pretrain" / "doc" / "checkpoint_best.pt").exists()
@@ -106,6 +141,7 @@ def test_mass_runs_start_from_the_pretrained_checkpoint_and_random_ones_do_not(c
         assert len((work / "raw" / "para" / f"train.{n}.en").read_text().splitlines()) == n
 
 
+@pytest.mark.slow
 def test_the_preset_mask_ratio_reaches_the_pretraining_and_the_option_overrides_it(curve_run):
     _, work, _, _ = curve_run
     checkpoint = checkpoint_utils.load_checkpoint_to_cpu(
@@ -118,6 +154,7 @@ def test_the_preset_mask_ratio_reaches_the_pretraining_and_the_option_overrides_
     assert curve.parse_args(required + ["--mask-ratio", "0.3"]).mask_ratio == 0.3
 
 
+@pytest.mark.slow
 def test_a_rerun_keeps_finished_runs_and_scores_an_added_test_set(curve_run):
     _, work, _, second = curve_run
     assert second.count("done before, kept") == 0  # each run had a test set to add
@@ -133,6 +170,7 @@ def test_a_rerun_keeps_finished_runs_and_scores_an_added_test_set(curve_run):
     assert len(read_csv(work / "bootstrap.set.csv")) == 2
 
 
+@pytest.mark.slow
 def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
     root, work, _, _ = curve_run
     out = run_curve("--para-dir", root / "para", "--mono", f"doc={root / 'doc'}",
@@ -140,6 +178,7 @@ def test_a_changed_setting_is_refused_in_the_same_work_dir(curve_run):
     assert "holds runs made with other settings" in out and "lr: 0.001 -> 0.5" in out
 
 
+@pytest.mark.slow
 def test_init_from_fine_tunes_a_checkpoint_pretrained_outside_the_curve(curve_run):
     root, shared_work, _, _ = curve_run
     work = root / "work-init-from"  # a copy: the other tests read the curve's CSV files
@@ -161,6 +200,7 @@ def test_init_from_fine_tunes_a_checkpoint_pretrained_outside_the_curve(curve_ru
     assert f"--init-from gone={root / 'gone.pt'}: no such file" in missing
 
 
+@pytest.mark.slow
 def test_pretrain_only_reads_no_parallel_text(tmp_path):
     (tmp_path / "doc").mkdir()
     for lang in ("en", "fr"):
@@ -242,6 +282,7 @@ def test_progress_lines_of_parallel_runs_never_run_into_each_other():
     assert sorted(lines) == sorted(f"run {t} line {i}" for t in range(4) for i in range(30))
 
 
+@pytest.mark.slow
 def test_bad_arguments_name_the_flag(tmp_path):
     with pytest.raises(SystemExit):
         curve.parse_args(["--para-dir", "p", "--mono", "web"])
@@ -266,6 +307,7 @@ def test_runs_go_seed_by_seed_and_larger_sizes_get_one_seed():
     assert {r.init for r in runs} == {"random", "mass_web", "mass_doc"}
 
 
+@pytest.mark.slow
 def test_a_rerun_fills_the_valid_bleu_of_a_run_finished_without_it(curve_run):
     root, work, _, _ = curve_run
     path = work / "runs" / "n40-mass_doc-seed1-en-fr" / "result.json"
@@ -289,6 +331,7 @@ def test_the_valid_nll_is_the_one_of_the_best_validation(tmp_path):
     assert curve.best_validation(log, "bleu") == {"valid_nll": 6.4, "valid_bleu": 4.05}
 
 
+@pytest.mark.slow
 def test_checkpoints_are_kept_by_validation_bleu(curve_run):
     _, work, _, _ = curve_run
     log = (work / "runs" / "n40-random-seed1-en-fr" / "finetune.log").read_text()
@@ -298,6 +341,7 @@ def test_checkpoints_are_kept_by_validation_bleu(curve_run):
 
 
 
+@pytest.mark.slow
 def test_a_directory_in_use_by_another_process_is_refused_naming_it(tmp_path):
     from projects.runner import exclusive
 
@@ -315,6 +359,7 @@ def test_a_directory_in_use_by_another_process_is_refused_naming_it(tmp_path):
         pass
 
 
+@pytest.mark.slow
 def test_a_command_that_outlives_its_driver_keeps_the_directory(tmp_path):
     from projects.runner import RecipeRunner, exclusive
 
@@ -340,6 +385,7 @@ def test_a_command_that_outlives_its_driver_keeps_the_directory(tmp_path):
             time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_run_in_use_by_another_driver_fails_and_leaves_its_directory_alone(tmp_path, capsys):
     args = curve.parse_args(["--para-dir", str(tmp_path / "p"), "--sizes", "1000",
                              "--seeds", "1", "--directions", "en-fr", "--inits", "random",

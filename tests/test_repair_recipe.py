@@ -3,29 +3,34 @@ its one-sitting default (python -m projects.unsupervised.one_sitting) at a
 tiny size: from raw text, the lexicon induced, two rounds, the test set,
 then a translator per direction from MASS in the same work directory.
 
-The run's scores and the files it writes (lexicons, word by word, the
-rounds' pairs, every output scored, the translators' translations) must be
-those of tests/data/one_sitting_tiny.json, which the code of commit caad472
-wrote (before the folder was folded into its eight modules; the fixture's
-own docstring says how): refactoring the recipe must not change what it
-does. Then, in copies of that work directory: a second run redoes nothing,
-PATIENCE stops the rounds, the translator's random start on the same model,
-and bad settings stop before any work."""
+What each stage wrote is checked against what its inputs make, not against
+an earlier run's bytes (sentencepiece, gensim and CTranslate2 are not pinned,
+and their output may change with a release while nothing is broken): every
+valid, test and monolingual line gets a translation; a round's pairs are the
+round trips of the lexicon's output, made again here from their inputs by
+the recipe's own functions, in pieces of its sentencepiece model; the chosen
+round has the best mean valid BLEU; every score of the tables is sacreBLEU's
+of the output file it names, every p-value its paired bootstrap. Then, in
+copies of that work directory: a second run redoes nothing, PATIENCE stops
+the rounds, the translator's random start on the same model, and bad
+settings stop before any work."""
 
 import csv
 import hashlib
-import json
-import os
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sacrebleu
+from sacrebleu.metrics import BLEU
+from sacrebleu.significance import PairedTest
 
-from conftest import BIN_DIR, REPO, cli_env, write
+from conftest import REPO, cli_env, write
 
-FIXTURE = REPO / "tests/data/one_sitting_tiny.json"
 BOTH = ("en-fr", "fr-en")
 MODEL = ("--arch transformer --encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 "
          "--decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
@@ -57,7 +62,7 @@ def tiny_corpora(data):
 def one_sitting(data, work, **variables):
     """python -m projects.unsupervised.one_sitting on DATA in WORK, the tiny
     settings and ``variables`` in the environment: (exit status, output)."""
-    env = {**cli_env(), "PATH": f"{BIN_DIR}{os.pathsep}{cli_env()['PATH']}",
+    env = {**cli_env(),
            **{k: str(v) for k, v in {**TINY, **variables}.items()}}
     proc = subprocess.run([sys.executable, "-m", "projects.unsupervised.one_sitting", "--data",
                            str(data), "--work-dir", str(work)], cwd=REPO, env=env,
@@ -70,9 +75,9 @@ def without_minutes(rows):
 
 
 def manifest(work):
-    """What a run wrote that must not change: the sha256 of each lexicon,
-    word-by-word file, round pair file, output scored and translation, and
-    the rows of its tables without their minutes (the time they took)."""
+    """What a run wrote that a second run must leave as it is: the sha256 of
+    each lexicon, word-by-word file, round pair file, output scored and
+    translation, and the rows of its tables without their minutes."""
     found = {}
     for path in sorted(p for p in work.rglob("*") if p.is_file() and not p.is_symlink()):
         rel, name = str(path.relative_to(work)), path.name
@@ -119,17 +124,207 @@ def table_rows(path):
                   for r in path.read_text().splitlines()[1:])
 
 
-def test_the_run_writes_the_scores_and_pairs_it_wrote_before_the_refactor(sitting):
-    expected = json.loads(FIXTURE.read_text())["manifest"]
-    got = json.loads(json.dumps(manifest(sitting.work)))
-    differ = sorted(k for k in expected.keys() | got.keys() if expected.get(k) != got.get(k))
-    assert not differ, "differ from the fixture: " + ", ".join(differ)
-    # and what it holds is what a run writes: pairs of both rounds, scores both ways
-    assert {"round1/pairs.en.noisy", "round2/pairs.fr.clean", "rounds.csv"} <= set(expected)
-    assert [r["round"] for r in expected["valid.tsv"]] == ["0", "0", "1", "1", "2", "2"]
+def text_lines(path):
+    """The lines of a file as sacreBLEU's command reads them."""
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [line.rstrip() for line in f]
 
 
-def test_the_test_set_is_scored_once_per_system_and_the_chosen_round_is_named(sitting):
+def count(path):
+    return len(Path(path).read_text(encoding="utf-8").splitlines())
+
+
+def bleu_chrf(hypotheses, reference):
+    """sacreBLEU's BLEU and chrF of the file ``hypotheses`` against the file
+    ``reference``, with the 2 decimals the tables have."""
+    hyps, refs = text_lines(hypotheses), [text_lines(reference)]
+    return (f"{sacrebleu.corpus_bleu(hyps, refs).score:.2f}",
+            f"{sacrebleu.corpus_chrf(hyps, refs).score:.2f}")
+
+
+def paired_p(reference, baseline, system):
+    """The p-value of sacreBLEU's paired bootstrap of BLEU (1,000 resamples,
+    its fixed seed) of the file ``system`` against the file ``baseline``."""
+    _, results = PairedTest([("baseline", text_lines(baseline)), ("system", text_lines(system))],
+                            {"BLEU": BLEU()}, [text_lines(reference)], test_type="bs")()
+    return results["BLEU"][1].p_value
+
+
+def recipe_settings(sitting):
+    """The recipe's Settings for the tiny run, read by repair.py itself."""
+    from projects.unsupervised import one_sitting as module
+    from projects.unsupervised import repair
+
+    environ = {**{k: str(v) for k, v in TINY.items()},
+               **module.recipe_env(sitting.data, sitting.work)}
+    return repair.settings([], environ)
+
+
+def read_rows(path, delimiter=","):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter=delimiter))
+
+
+def rounds_of(work):
+    """The folders of a work directory's repair rounds, in order."""
+    return sorted((p for p in work.glob("round*") if p.is_dir()), key=lambda p: int(p.name[5:]))
+
+
+def assert_every_line_is_translated(work, data, best):
+    """Each output has a line per line of its source: the valid and test
+    sets for each round scored; the monolingual text (the recipe's
+    raw/mono.LANG) for each round's way there and for the translator's
+    synthetic side, made by round ``best``."""
+    for table, split in (("valid.tsv", "valid"), ("results.tsv", "test")):
+        for row in read_rows(work / table, "\t"):
+            src = row["direction"].split("-")[0]
+            source = count(data / f"para/en-fr/{split}.{src}")
+            assert count(work / f"round{row['round']}.{split}.{row['direction']}.txt") == source
+    mono = {lang: count(work / f"raw/mono.{lang}") for lang in ("en", "fr")}
+    for src, tgt in (("en", "fr"), ("fr", "en")):
+        for folder in rounds_of(work):
+            assert count(folder / f"there.{src}") == count(folder / f"model.{src}") == mono[src]
+        assert count(work / f"translator/round{best}/mono.{tgt}-{src}.{src}") == mono[tgt]
+
+
+def is_subsequence(lines, of):
+    rest = iter(of)
+    return all(line in rest for line in lines)
+
+
+def assert_round_pairs_are_round_trips(s, tmp):
+    """Each round's pairs of each language: its parts in pieces of the run's
+    sentencepiece model, joined in the recipe's order (round 1: round trips,
+    noised copies; later: round trips twice, sampled round trips); the way
+    there of every round word by word with placeholders; the latest round's
+    round trips through the round before's model made again in ``tmp`` from
+    their inputs by the recipe's own functions, every other round trip's
+    lines taken from its way back; the noised copies made again."""
+    from mass_tools.apply_subwords import load_segmenter
+    from projects.unsupervised import rounds
+
+    segment = load_segmenter(str(s.work / "spm.model"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    *earlier, latest = rounds_of(s.work)
+    for lang in (s.l1, s.l2):
+        mono = f"{s.mono_prefix}.{lang}"
+        rounds.masked_words(s, lang, mono, tmp / f"there.{lang}")
+        for folder in earlier + [latest]:
+            assert (folder / f"there.{lang}").read_text() == (tmp / f"there.{lang}").read_text()
+            names = ["rt", "dae"] if folder.name == "round1" else ["rt", "rt", "srt"]
+            way_there = {"rt": folder / f"model.{lang}", "srt": folder / f"sampled.{lang}"}
+            for name in sorted(set(names) & set(way_there)):
+                made, back = tmp / f"{folder.name}.{name}", Path(f"{way_there[name]}.back")
+                if folder == latest and name == "rt":
+                    rounds.masked_words(s, rounds.other(s, lang), way_there[name], f"{made}.back")
+                    assert back.read_text() == Path(f"{made}.back").read_text()
+                    rounds.round_trip_pairs(s, lang, mono, back, made)
+                    for suffix in (f"n{lang}", lang):
+                        assert (folder / f"{name}.{suffix}").read_text() == Path(
+                            f"{made}.{suffix}").read_text()
+                noisy, clean = ((folder / f"{name}.{suffix}").read_text().splitlines()
+                                for suffix in (f"n{lang}", lang))
+                # pairs of lines of the way back, each side with as many placeholders
+                assert noisy and is_subsequence(noisy, (line.strip() for line in
+                                                        back.read_text().splitlines()))
+                assert [line.count(rounds.PLACEHOLDER) for line in noisy] == [
+                    line.count(rounds.PLACEHOLDER) for line in clean]
+            if "dae" in names:
+                rounds.noised_copies(mono, tmp / "dae", lang)
+                for suffix in (f"n{lang}", lang):
+                    assert (folder / f"dae.{suffix}").read_text() == (
+                        tmp / f"dae.{suffix}").read_text()
+            for side, suffix in (("noisy", f"n{lang}"), ("clean", lang)):
+                pieces = [segment(line).strip() for name in names
+                          for line in (folder / f"{name}.{suffix}").read_text().splitlines()]
+                assert (folder / f"pairs.{lang}.{side}").read_text().splitlines() == pieces
+
+
+def assert_the_best_round_on_valid_is_chosen(work):
+    """best.pt is the checkpoint of the model round (>= 1) with the highest
+    mean valid BLEU of the two directions (ties: chrF, then the earlier)."""
+    totals = {}  # exact sums of the 2-decimal scores: a tie stays a tie
+    for row in read_rows(work / "valid.tsv", "\t"):
+        bleu, chrf = totals.get(int(row["round"]), (Decimal(0), Decimal(0)))
+        totals[int(row["round"])] = (bleu + Decimal(row["BLEU"]), chrf + Decimal(row["chrF"]))
+    best = max((r for r in totals if r >= 1), key=lambda r: (totals[r], -r))
+    assert (work / "best.pt").resolve() == (work / f"round{best}/ckpt/checkpoint_last.pt"
+                                            ).resolve()
+
+
+def assert_tables_hold_the_outputs_scores(work, data):
+    """valid.tsv and results.tsv: sacreBLEU's BLEU and chrF of each round's
+    output file; rounds.csv: results.tsv's and the paired bootstrap of each
+    round against round 0, both ways; translator.csv: its results.tsv's and
+    the bootstrap against word by word (round 0) and the pipeline."""
+    reference = data / "para/en-fr"
+    test = {}
+    for table, split in (("valid.tsv", "valid"), ("results.tsv", "test")):
+        rows = read_rows(work / table, "\t")
+        assert rows
+        for row in rows:
+            direction, tgt = row["direction"], row["direction"].split("-")[1]
+            out = work / f"round{row['round']}.{split}.{direction}.txt"
+            assert (row["BLEU"], row["chrF"]) == bleu_chrf(out, reference / f"{split}.{tgt}")
+            if split == "test":
+                test[(row["round"], direction.replace("-", "_"))] = (row["BLEU"], row["chrF"])
+    rows = read_rows(work / "rounds.csv")
+    assert {(r["round"], d) for r in rows for d in ("en_fr", "fr_en")} == set(test)
+    for row in rows:
+        for direction in ("en_fr", "fr_en"):
+            tgt = direction.split("_")[1]
+            assert (row[f"bleu_{direction}"], row[f"chrf_{direction}"]) == test[(row["round"],
+                                                                                 direction)]
+            outputs = [work / f"round{r}.test.{direction.replace('_', '-')}.txt"
+                       for r in (0, row["round"])]
+            if row["round"] == "0":
+                assert row[f"p_{direction}"] == ""  # no bootstrap of round 0 against itself
+            else:
+                assert float(row[f"p_{direction}"]) == paired_p(reference / f"test.{tgt}",
+                                                                *outputs)
+    translators = [p for p in work.glob("translator/round*-*") if p.is_dir()]
+    assert translators
+    for models in translators:
+        final = models.name.split("-")[0].removeprefix("round")
+        scored = {(r["system"], r["direction"].replace("-", "_")): (r["BLEU"], r["chrF"])
+                  for r in read_rows(models / "results.tsv", "\t")}
+        for row in read_rows(models / "translator.csv"):
+            for direction in ("en_fr", "fr_en"):
+                name = direction.replace("_", "-")
+                out = models / f"{row['system']}.test.{name}.txt"
+                ref = reference / f"test.{direction.split('_')[1]}"
+                assert (row[f"bleu_{direction}"], row[f"chrf_{direction}"]) == scored[(
+                    row["system"], direction)] == bleu_chrf(out, ref)
+                for column, baseline in (("p_words", "0"), ("p_pipeline", final)):
+                    assert float(row[f"{column}_{direction}"]) == paired_p(
+                        ref, work / f"round{baseline}.test.{name}.txt", out)
+
+
+@pytest.mark.slow
+def test_every_valid_test_and_monolingual_line_gets_a_translation(sitting):
+    assert_every_line_is_translated(sitting.work, sitting.data, sitting.best)
+
+
+@pytest.mark.slow
+def test_the_round_pairs_are_round_trips_of_the_lexicon_s_output(sitting, tmp_path):
+    assert_round_pairs_are_round_trips(recipe_settings(sitting), tmp_path / "made")
+
+
+@pytest.mark.slow
+def test_the_chosen_round_is_the_best_on_valid(sitting):
+    assert_the_best_round_on_valid_is_chosen(sitting.work)
+
+
+@pytest.mark.slow
+def test_the_tables_hold_sacrebleu_s_scores_of_the_outputs_they_name(sitting):
+    assert_tables_hold_the_outputs_scores(sitting.work, sitting.data)
+
+
+@pytest.mark.slow
+def test_the_test_set_is_scored_once_per_system_and_the_chosen_round_is_named(sitting,
+                                                                              tmp_path):
+    from projects.unsupervised import translate_words
+
     work, log, best = sitting.work, sitting.log, sitting.best
     assert "== the lexicon: word vectors of" in log
     assert table_rows(work / "valid.tsv") == [(r, d) for r in range(3) for d in BOTH]
@@ -140,40 +335,38 @@ def test_the_test_set_is_scored_once_per_system_and_the_chosen_round_is_named(si
         rows = list(csv.DictReader(f))
     assert [(r["round"], r["updates"]) for r in rows] == [("0", "0"), (str(best), str(
         4 + 2 * (best - 1)))]
-    assert rows[0]["p_en_fr"] == "" and 0 <= float(rows[1]["p_en_fr"]) <= 1
+    # (their scores and p-values: test_the_tables_hold_sacrebleu_s_scores_of_the_outputs...)
     # round 0 is translate_words with each direction's one-way lexicon and --min-score
     for src, tgt, score in (("en", "fr", "0.1"), ("fr", "en", "0.05")):
-        expected = subprocess.run(
-            [sys.executable, "-m", "projects.unsupervised.translate_words", "--lexicon",
-             work / f"lexicon/one.{src}-{tgt}.tsv", "--min-score", score, "--src-lang", src,
-             "--tgt-lang", tgt, "--input", sitting.data / f"para/en-fr/test.{src}"],
-            cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True).stdout
-        assert (work / f"round0.test.{src}-{tgt}.txt").read_text() == expected
+        expected = tmp_path / f"{src}-{tgt}.txt"
+        translate_words.main(["--lexicon", str(work / f"lexicon/one.{src}-{tgt}.tsv"),
+                              "--min-score", score, "--src-lang", src, "--tgt-lang", tgt,
+                              "--input", str(sitting.data / f"para/en-fr/test.{src}"),
+                              "--output", str(expected)])
+        assert (work / f"round0.test.{src}-{tgt}.txt").read_text() == expected.read_text()
     # the placeholder, which the text never has, is a piece and a word of the dictionary
     assert "~" in [line.split()[0] for line in (work / "dict.txt").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_round_1_goes_word_by_word_and_round_2_through_round_1_s_model(sitting):
     round1, round2 = sitting.work / "round1", sitting.work / "round2"
     assert "round 1: en text to fr word by word and back" in sitting.log
     assert "round 2: en text to fr word by word, repaired by round 1's model" in sitting.log
     assert (round1 / "model.en").read_text() == (round1 / "there.en").read_text()
     there, model = ((round2 / name).read_text().splitlines() for name in ("there.en", "model.en"))
-    assert len(model) == len(there) == 508 and model != there
+    assert len(model) == len(there) == count(sitting.work / "raw/mono.en") and model != there
     assert "round1/ckpt/checkpoint_last.pt" in (round2 / "train.log").read_text()
     assert (round1 / "ckpt/ct2/model.bin").is_file()  # converted once, for round 2's repairs
-
-    def count(folder, name):
-        return len((folder / name).read_text().splitlines())
-
     # round 1: round trips and shuffled copies; round 2: its round trips twice, and sampled ones
-    assert count(round1, "pairs.en.noisy") == count(round1, "rt.spm.nen") + count(
-        round1, "dae.spm.nen")
-    assert count(round2, "pairs.en.noisy") == 2 * count(round2, "rt.spm.nen") + count(
-        round2, "srt.spm.nen") and count(round2, "srt.spm.nen") > 0
+    assert count(round1 / "pairs.en.noisy") == count(round1 / "rt.spm.nen") + count(
+        round1 / "dae.spm.nen")
+    assert count(round2 / "pairs.en.noisy") == 2 * count(round2 / "rt.spm.nen") + count(
+        round2 / "srt.spm.nen") and count(round2 / "srt.spm.nen") > 0
     assert (round2 / "sampled.en").read_text() != (round2 / "there.en").read_text()
 
 
+@pytest.mark.slow
 def test_the_translator_learns_from_mass_on_the_pipeline_s_translations(sitting):
     work, log, best = sitting.work, sitting.translator_log, sitting.best
     assert "training on" not in log.replace("translator", "")  # the rounds were kept
@@ -184,7 +377,7 @@ def test_the_translator_learns_from_mass_on_the_pipeline_s_translations(sitting)
     folder = work / f"translator/round{best}-mass3-2updates"
     for src, tgt in (("en", "fr"), ("fr", "en")):
         synthetic = (work / f"translator/round{best}/mono.{tgt}-{src}.{src}").read_text()
-        assert len(synthetic.splitlines()) == (508 if tgt == "en" else 470)
+        assert len(synthetic.splitlines()) == count(work / f"raw/mono.{tgt}")
         assert "~" not in synthetic
         train_log = (folder / f"{src}-{tgt}/train.log").read_text()
         assert f"Loaded checkpoint {work}/translator/mass3/ckpt/checkpoint_last.pt" in train_log
@@ -196,11 +389,11 @@ def test_the_translator_learns_from_mass_on_the_pipeline_s_translations(sitting)
     assert "exported en->fr" in (folder / "en-fr/ct2.log").read_text()
     with open(folder / "translator.csv", newline="") as f:
         rows = list(csv.DictReader(f))
+    # (its scores and p-values: test_the_tables_hold_sacrebleu_s_scores_of_the_outputs...)
     assert [r["system"] for r in rows] == ["translator", "translator_ct2"]
-    assert all(0 <= float(r[f"p_{k}_{d}"]) <= 1 for r in rows for k in ("words", "pipeline")
-               for d in ("en_fr", "fr_en"))
 
 
+@pytest.mark.slow
 def test_a_second_run_redoes_nothing(sitting, tmp_path):
     work = copy_of(sitting, tmp_path)
     before = manifest(work)
@@ -211,6 +404,7 @@ def test_a_second_run_redoes_nothing(sitting, tmp_path):
     assert manifest(work) == before
 
 
+@pytest.mark.slow
 def test_patience_stops_the_rounds_once_valid_stops_improving(sitting, tmp_path):
     work = copy_of(sitting, tmp_path)
     # round 1 leads on valid now: ROUNDS=4 PATIENCE=1 stops after round 2, training nothing
@@ -226,6 +420,7 @@ def test_patience_stops_the_rounds_once_valid_stops_improving(sitting, tmp_path)
     assert "== chosen on valid: round 1 (en->fr / fr->en): valid BLEU 99.00 / 99.00" in log
 
 
+@pytest.mark.slow
 def test_the_translator_s_random_start_is_the_same_model(sitting, tmp_path):
     """The control of the comparison of record: random initialisation, as
     transformer_mass with the recipe's sizes, on the same translations."""
@@ -277,6 +472,7 @@ def test_bad_settings_stop_before_any_work_with_one_line(change, error, tmp_path
     assert not (tmp_path / "w").exists()
 
 
+@pytest.mark.slow
 def test_one_sitting_names_a_missing_corpus(tmp_path, capsys):
     from projects.unsupervised import one_sitting as module
 
