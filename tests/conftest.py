@@ -350,10 +350,12 @@ def run_torchrun(cmd, timeout=600):
     """Run the console script ``cmd`` (a fairseq-train command) under torchrun
     as two CPU ranks on one node, gloo, with fairseq's default DDP backend
     unless ``cmd`` names one. Returns the log."""
-    launcher = [str(BIN_DIR / "torchrun"), "--nproc_per_node", "2", "--master_addr",
-                "127.0.0.1", "--master_port", str(free_port()), str(BIN_DIR / cmd[0])]
+    env = cli_env()
+    launcher = ["torchrun", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                "--master_port", str(free_port()),
+                cmd[0] if os.path.isabs(str(cmd[0])) else shutil.which(cmd[0], path=env["PATH"])]
     proc = subprocess.run([*launcher, *map(str, cmd[1:]), "--distributed-backend", "gloo",
-                           "--distributed-world-size", "2"], cwd=REPO, env=cli_env(),
+                           "--distributed-world-size", "2"], cwd=REPO, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-3000:]

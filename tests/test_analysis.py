@@ -6,7 +6,6 @@ import json
 import math
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm"
 def run_analysis(raw, work, *extra, check=True):
     env = cli_env()
     proc = subprocess.run(
-        [sys.executable, "-m", "projects.paper_analysis", "--raw-dir", str(raw),
+        ["python", "-m", "projects.paper_analysis", "--raw-dir", str(raw),
          "--work-dir", str(work), *SMALL, *extra],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     if check and proc.returncode != 0:
@@ -201,7 +200,7 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
     both stages; the control fine-tunes alone; the valid set is scored; a
     second run trains nothing."""
     raw, _, _ = analysed
-    screen = [sys.executable, "-m", "projects.paper_analysis.screen", "--raw-dir", str(raw),
+    screen = ["python", "-m", "projects.paper_analysis.screen", "--raw-dir", str(raw),
               "--work-dir", str(tmp_path), "--variants", "hide_cross,none_xlm", "--seeds", "3",
               "--pretrain-updates", "2", "--finetune-updates", "2", "--vocab-size", "300"]
     env = {**cli_env()}

@@ -1,7 +1,12 @@
 """The benchmark's quick mode as a smoke run: every table is produced from
 real measurements. Speeds are not asserted (that is what the benchmark's
-output is for), only what holds whatever the machine."""
+output is for), only what holds whatever the machine.
 
+The driver runs in this process, and so do its rows: each is measured by
+bench_worker.worker, what the fresh process of a real run executes, but
+for the first row, which goes through that process (``--worker``)."""
+
+import copy
 import json
 import math
 import re
@@ -13,20 +18,48 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from benchmarks import bench_data, bench_worker, benchmark
 from conftest import REPO, binarize_splits, cli_env, synthetic_sentences
 
 
+def run_benchmark(argv, monkeypatch, capsys):
+    """benchmark.main(argv) here, each row but the first measured in this
+    process; fairseq-preprocess from the tests' warm server. Its stdout."""
+    measured = []
+
+    def measure(spec, args):
+        if not measured:  # the real path: a process of its own
+            measured.append(real(spec, args))
+            return measured[-1]
+        worker_args = copy.copy(args)
+        worker_args.profile_dir = args.profile_dir or args.workdir
+        measured.append(bench_worker.worker(spec, worker_args))
+        return measured[-1]
+
+    real = benchmark.measure
+    env = cli_env()
+    monkeypatch.setenv("PATH", env["PATH"])
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    for name in ("MASS_TEST_WARM_SOCKET",):
+        if name in env:
+            monkeypatch.setenv(name, env[name])
+    monkeypatch.setattr(benchmark, "measure", measure)
+    monkeypatch.setattr(bench_data, "fairseq_bin", lambda name: name)
+    monkeypatch.chdir(REPO)
+    benchmark.main(argv)
+    assert len(measured) > 1
+    return capsys.readouterr().out
+
+
 @pytest.mark.slow
-def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_path):
+def test_quick_benchmark_measures_every_configuration_on_the_same_batches(
+        tmp_path, monkeypatch, capsys):
     output = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.benchmark", "--quick",
-         "--workdir", str(tmp_path / "work"), "--output", str(output)],
-        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    stdout = run_benchmark(["--quick", "--workdir", str(tmp_path / "work"), "--output",
+                            str(output)], monkeypatch, capsys)
     for title in ("Training cost", "masked_s2s by mask ratio", "Data cost",
                   "Decoding", "Sentences of 64 tokens"):
-        assert title in proc.stdout
+        assert title in stdout
 
     rows = {row["name"]: row for row in map(json.loads, output.read_text().splitlines())}
     assert {"denoising (BART) mask 0.5", "translation copy", "masked_s2s 0.5",
@@ -44,20 +77,18 @@ def test_quick_benchmark_measures_every_configuration_on_the_same_batches(tmp_pa
 
 
 @pytest.mark.slow
-def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
+def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path, monkeypatch, capsys):
     """The GPU tables' measurement (--steady, always on with --device cuda),
     shrunken to the CPU: warm-up, timed updates cycling through the same
     batches, FLOPs from the matrix products, the profiler's table."""
     output = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.benchmark", "--quick", "--steady",
-         "--updates", "3", "--warmup-min", "2", "--warmup-max", "3", "--sizes", "512",
-         "--tables", "sizes,base", "--variant", "big=--max-tokens 1024",
-         "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output", str(output)],
-        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "Steady state, 2+2 layers, 64 dims, fp32, --max-tokens 512" in proc.stdout
-    assert "masked_s2s 0.5 / denoising sentences/s at 512 tokens" in proc.stdout
+    stdout = run_benchmark(
+        ["--quick", "--steady", "--updates", "3", "--warmup-min", "2", "--warmup-max", "3",
+         "--sizes", "512", "--tables", "sizes,base", "--variant", "big=--max-tokens 1024",
+         "--profile-steps", "2", "--workdir", str(tmp_path / "work"), "--output",
+         str(output)], monkeypatch, capsys)
+    assert "Steady state, 2+2 layers, 64 dims, fp32, --max-tokens 512" in stdout
+    assert "masked_s2s 0.5 / denoising sentences/s at 512 tokens" in stdout
     rows = [json.loads(line) for line in output.read_text().splitlines()]
     assert [row["name"] for row in rows] == [
         "denoising (BART) mask 0.5", "masked_s2s 0.5", "masked_s2s 0.5 fp32",
@@ -68,7 +99,7 @@ def test_steady_state_mode_warms_up_counts_flops_and_profiles(tmp_path):
                         / row["sentences_per_s"] for row in rows]
     assert tokens_per_batch[3] > 1.5 * tokens_per_batch[2]
     # a --variant row: measured beside the row without its options, ratio printed
-    assert "masked_s2s 0.5 fp32, big / denoising fp32 sentences/s, base model:" in proc.stdout
+    assert "masked_s2s 0.5 fp32, big / denoising fp32 sentences/s, base model:" in stdout
     assert (tmp_path / "work/profile-masked_s2s-base-1024-fp32-big.txt").exists()
     assert len({row["batches"] for row in rows[:2]}) == 1  # the same batches
     assert len({row["batches"] for row in rows[2:3] + rows[4:]}) == 1
@@ -161,7 +192,7 @@ def test_gpu_check_keeps_the_benchmark_for_a_call_of_its_own(tmp_path):
     assert wrong.returncode != 0 and "unknown step(s) bogus" in wrong.stderr
     for module in ("benchmarks.benchmark", "benchmarks.hub_devices", "benchmarks.two_ranks",
                    "benchmarks.gpu_check"):
-        help_out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO,
+        help_out = subprocess.run(["python", "-m", module, "--help"], cwd=REPO,
                                   env=cli_env(), capture_output=True, text=True)
         assert help_out.returncode == 0, help_out.stderr
 
@@ -332,7 +363,7 @@ def test_two_ranks_check_matches_update_freq_2_on_the_cpu(tmp_path):
     lines = synthetic_sentences(50, 300)
     binarize_splits(tmp_path, {"train": lines, "valid": lines[:20]})
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.two_ranks", "--data-bin", str(tmp_path), "--langs", "",
+        ["python", "-m", "benchmarks.two_ranks", "--data-bin", str(tmp_path), "--langs", "",
          "--device", "cpu", "--updates", "8", "--max-tokens", "300",
          "--work-dir", str(tmp_path / "work")],
         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600)
@@ -349,7 +380,7 @@ def test_cost_estimate_scales_the_measured_rate_by_counted_flops(tmp_path):
     tokens: 15 GPU-hours), the output says what the rate was measured on, and
     the larger dictionary is what the paper's side is counted with."""
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.estimate_cost", "--dims", "quick,quick",
+        ["python", "-m", "benchmarks.estimate_cost", "--dims", "quick,quick",
          "--vocab", "3000", "--measured-vocab", "3000", "--workdir", str(tmp_path / "work")],
         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]

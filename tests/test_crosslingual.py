@@ -2,7 +2,6 @@
 mined pairs, on a 1-update cross-lingual MASS checkpoint."""
 
 import json
-import sys
 
 import pytest
 
@@ -28,11 +27,11 @@ def test_retrieval_probe_finds_translations_by_position_and_checks_its_inputs(da
         write(tmp_path / f"same.{lang}", lines)
     write(tmp_path / "rev.en", lines)
     write(tmp_path / "rev.fr", lines[::-1])
-    run_cli([sys.executable, "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
+    run_cli(["python", "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
              "--langs", "en,fr", "--dict", data / "bin/dict.txt", "--pair", "en-fr",
              "--valid", tmp_path / "same", "--test", tmp_path / "rev"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    probe = [sys.executable, "-m", "projects.crosslingual.retrieval", tmp_path / "bin",
+    probe = ["python", "-m", "projects.crosslingual.retrieval", tmp_path / "bin",
              "--path", tmp_path / "mass/checkpoint_last.pt", "--langs", "en,fr", "--json"]
 
     def scores(subset):
@@ -58,11 +57,11 @@ def test_mining_pairs_each_sentence_with_its_twin_in_the_other_corpus(data, tmp_
     order = [(7 * i + 3) % 16 for i in range(16)]
     write(tmp_path / "mono.en", lines)
     write(tmp_path / "mono.fr", [lines[i] for i in order])
-    run_cli([sys.executable, "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
+    run_cli(["python", "-m", "mass_tools.binarize", "--destdir", tmp_path / "bin",
              "--langs", "en,fr", "--dict", data / "bin/dict.txt",
              "--mono-train", tmp_path / "mono.{lang}"], cwd=REPO)
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=1)
-    mine = [sys.executable, "-m", "projects.crosslingual.mine_pairs", tmp_path / "bin",
+    mine = ["python", "-m", "projects.crosslingual.mine_pairs", tmp_path / "bin",
             "--path", tmp_path / "mass/checkpoint_last.pt", "--out", tmp_path / "mined/train"]
     run_cli(mine, cwd=REPO)
     en = (tmp_path / "mined/train.en").read_text().splitlines()

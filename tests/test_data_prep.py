@@ -2,13 +2,12 @@
 binarization, in-domain selection."""
 
 import subprocess
-import sys
 
 import pytest
 import sentencepiece as spm
 from fairseq.data import Dictionary
 
-from conftest import REPO, make_task, write
+from conftest import REPO, cli_env, make_task, write
 
 # end to end: every test here starts processes or trains to a result
 pytestmark = pytest.mark.slow
@@ -19,7 +18,7 @@ DATA = REPO / "examples" / "data"
 def prep(script, *args, stdin=None, check=True):
     """Run ``python -m mass_tools.NAME`` for ``script`` NAME.py."""
     module = f"mass_tools.{script.removesuffix('.py')}"
-    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)],
+    proc = subprocess.run(["python", "-m", module, *map(str, args)], env=cli_env(),
                           input=stdin, capture_output=True, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr.decode()[-3000:])

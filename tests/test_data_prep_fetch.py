@@ -6,9 +6,7 @@ failure in one line that says where it looked; the scripts' --help."""
 
 import gzip
 import hashlib
-import os
 import subprocess
-import sys
 
 import pytest
 from fairseq.data import Dictionary, data_utils
@@ -50,8 +48,9 @@ def test_a_broken_transfer_keeps_its_part_and_the_rerun_resumes_it(mirror, tmp_p
 
 @pytest.mark.slow
 def test_a_damaged_gzip_is_set_aside_with_what_to_do(mirror, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mass_tools.download", f"{mirror.url}/bad.gz",
-                           str(tmp_path / "bad.gz")], capture_output=True, text=True)
+    proc = subprocess.run(["python", "-m", "mass_tools.download", f"{mirror.url}/bad.gz",
+                           str(tmp_path / "bad.gz")], capture_output=True, text=True,
+                          env=cli_env())
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "bad.gz: the downloaded file is bad: not a complete gz file" in proc.stderr
     assert "delete it and run again" in proc.stderr
@@ -87,10 +86,10 @@ def test_fetch_then_prepare_data_without_train_pairs(tmp_path):
     raw = tmp_path / "wmt"
     with serve(root) as server:
         subprocess.run(
-            [sys.executable, "-m", "mass_tools.fetch_wmt", "--langs", "en,fr", "--test-set",
+            ["python", "-m", "mass_tools.fetch_wmt", "--langs", "en,fr", "--test-set",
              "wmt14", "--pair", "en-fr", "--outdir", raw, "--year", "2017",
              "--base-url", server.url, "--max-lines", "500", "--valid-lines", "50"],
-            check=True, env={**os.environ, "SACREBLEU": str(cache)})
+            check=True, env={**cli_env(), "SACREBLEU": str(cache)})
     assert sorted(p.name for p in raw.glob("[!.]*.*")) == [
         "mono.en", "mono.fr", "mono.valid.en", "mono.valid.fr", "test.en", "test.fr"]
     out = bash("examples/prepare_data.sh", RAW_DIR=raw, WORK_DIR=tmp_path / "work",
@@ -111,10 +110,10 @@ def test_fetch_then_prepare_data_without_train_pairs(tmp_path):
 def test_sacrebleu_failing_says_where_it_looked_and_where_it_downloads_from(tmp_path):
     """No copy in $SACREBLEU and no way out (a proxy that refuses): one line
     naming the plain-text files it reads, its archive folder and the URL."""
-    env = {k: v for k, v in os.environ.items() if k.lower() != "no_proxy"}
+    env = {k: v for k, v in cli_env().items() if k.lower() != "no_proxy"}
     env.update(SACREBLEU=str(tmp_path / "cache"), https_proxy="http://127.0.0.1:9",
                HTTPS_PROXY="http://127.0.0.1:9", http_proxy="http://127.0.0.1:9")
-    proc = subprocess.run([sys.executable, "-m", "mass_tools.fetch_wmt", "--langs", "",
+    proc = subprocess.run(["python", "-m", "mass_tools.fetch_wmt", "--langs", "",
                            "--pair", "en-fr", "--valid-set", "wmt13", "--test-set", "wmt14",
                            "--outdir", str(tmp_path / "ref")],
                           env=env, capture_output=True, text=True, timeout=120)

@@ -8,7 +8,6 @@ to mix two; the recipes' check names a file read with another one)."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -130,7 +129,7 @@ def test_the_recipes_check_names_a_file_read_with_another_dictionary(data_bin):
     assert "valid.en-fr.en" not in error and "train.fr" not in error
     data_bin_record.check(str(data_bin), ["train."])  # a recipe's own files only
     # the command: one line on stderr, exit status 1
-    proc = subprocess.run([sys.executable, "-m", "mass_tools.data_bin_record", str(data_bin)],
+    proc = subprocess.run(["python", "-m", "mass_tools.data_bin_record", str(data_bin)],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and proc.stderr.startswith("error: ") and "\n" == proc.stderr[-1]
     assert proc.stderr.count("\n") == 1

@@ -51,8 +51,8 @@ COMMANDS = named_commands()
 
 def help_command(kind, name):
     if kind == "module":
-        return [sys.executable, "-m", name, "--help"]
-    runner = ["bash"] if name.endswith(".sh") else [sys.executable]
+        return ["python", "-m", name, "--help"]
+    runner = ["bash"] if name.endswith(".sh") else ["python"]
     return [*runner, name, "--help"]
 
 

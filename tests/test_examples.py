@@ -4,7 +4,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -68,7 +67,7 @@ def test_hub_devices_translates_the_quickstart_model_on_every_device_there_is(qu
     longest = np.argsort(-lengths, kind="stable")[:4]
     source = (EXAMPLES / "data/test.en").read_text().splitlines()
     write(tmp_path / "longest.en", [source[i] for i in longest])
-    proc = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir", str(work),
+    proc = subprocess.run(["python", "benchmarks/hub_devices.py", "--work-dir", str(work),
                            "--source", str(tmp_path / "longest.en"), "-n", "4",
                            "--beam", _generate_default("BEAM"),
                            "--max-len-a", _generate_default("MAX_LEN_A"),
@@ -83,7 +82,7 @@ def test_hub_devices_translates_the_quickstart_model_on_every_device_there_is(qu
     assert rows[0]["device"] == "cpu"
     assert [row["dtype"] for row in rows] == (["float32", "float32", "float16"]
                                               if torch.cuda.is_available() else ["float32"])
-    missing = subprocess.run([sys.executable, "benchmarks/hub_devices.py", "--work-dir",
+    missing = subprocess.run(["python", "benchmarks/hub_devices.py", "--work-dir",
                               str(tmp_path)], cwd=REPO, env=cli_env(), capture_output=True,
                              text=True)
     assert missing.returncode == 1 and "run examples/quickstart.sh" in missing.stderr

@@ -4,7 +4,6 @@ as a CTranslate2 model, translating the bundled test set as the original does.""
 import math
 import re
 import subprocess
-import sys
 
 import pytest
 import torch
@@ -128,7 +127,7 @@ def three_lines(tmp_path):
 def translate_ct2(finetuned, source, *flags):
     """mass_tools/translate_ct2.py on ``source`` with the fine-tuned model."""
     return subprocess.run(
-        [sys.executable, "-m", "mass_tools.translate_ct2", "--model", finetuned / "ct2",
+        ["python", "-m", "mass_tools.translate_ct2", "--model", finetuned / "ct2",
          "--spm", finetuned / "spm.model", "--input", source, "--threads", "1", *flags],
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
 
@@ -199,7 +198,7 @@ def test_the_serving_benchmark_compares_the_three_systems(finetuned, tmp_path):
     pytest.importorskip("ctranslate2",
                         reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
     proc = subprocess.run(
-        [sys.executable, "benchmarks/serving.py", "--checkpoint",
+        ["python", "benchmarks/serving.py", "--checkpoint",
          finetuned / "ft/checkpoint_best.pt", "--data-bin", finetuned / "data-bin",
          "--spm", finetuned / "spm.model", "--source", DATA / "test.en", "--reference",
          DATA / "test.fr", "--beam", "2", "--threads", "1", "--work-dir", tmp_path],

@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 
 import pytest
 import torch
@@ -103,12 +102,15 @@ def run(cmd, timeout=600):
 
 def one_process(args):
     """The reference: one process, two batches an update."""
-    return run([sys.executable, WORKER, *args, "--update-freq", "2"])
+    return run(["python", WORKER, *args, "--update-freq", "2"])
 
 
-def torchrun(args, launcher=()):
+def torchrun(args, launcher=(), real=False):
+    """The torchrun command of two ranks on one node: through the tests' warm
+    server, or the real console script (whose workers are its children)."""
     port = free_port()
-    return [str(BIN_DIR / "torchrun"), "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+    agent = str(BIN_DIR / "torchrun") if real else "torchrun"
+    return [agent, "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
             "--master_port", str(port), *launcher, WORKER, *map(str, args), *DISTRIBUTED]
 
 
@@ -117,7 +119,7 @@ def two_nodes(args):
     the loopback (static rendezvous at the master address)."""
     port = free_port()
     agents = [subprocess.Popen(
-        [str(BIN_DIR / "torchrun"), "--nnodes", "2", "--node_rank", str(node),
+        ["torchrun", "--nnodes", "2", "--node_rank", str(node),
          "--nproc_per_node", "1", "--master_addr", "127.0.0.1", "--master_port", str(port),
          WORKER, *map(str, args), *DISTRIBUTED],
         cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -215,7 +217,7 @@ def test_a_killed_worker_stops_the_job_naming_its_rank_and_the_same_command_resu
         data, tmp_path):
     args = [*pretrain_args(data, tmp_path / "run", "adam"), "--max-update", "12",
             "--save-interval-updates", "4"]
-    code, log, victim = kill_rank_after_first_save(torchrun(args), rank=1)
+    code, log, victim = kill_rank_after_first_save(torchrun(args, real=True), rank=1)
     assert code != 0
     # torchrun's report names the dead worker: its rank, its pid, the signal
     assert re.search(r"rank\s*:\s*1 \(local_rank: 1\)\s+exitcode\s*:\s*-9 "

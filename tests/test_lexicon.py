@@ -7,7 +7,6 @@ import collections
 import random
 import re
 import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -23,7 +22,7 @@ DATA = REPO / "examples" / "data"
 def prep(script, *args, stdin=None, check=True):
     """Run ``python -m projects.unsupervised.NAME`` for ``script`` NAME.py."""
     module = f"projects.unsupervised.{script.removesuffix('.py')}"
-    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=REPO,
+    proc = subprocess.run(["python", "-m", module, *map(str, args)], cwd=REPO,
                           input=stdin, capture_output=True, text=True, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr[-3000:])

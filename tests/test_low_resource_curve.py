@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
@@ -30,7 +29,7 @@ SMALL = ["--sizes", "40,80", "--seeds", "1",
 
 def run_curve(*args, check=True):
     env = cli_env()
-    proc = subprocess.run([sys.executable, "-m", "projects.low_resource.curve",
+    proc = subprocess.run(["python", "-m", "projects.low_resource.curve",
                            *SMALL, *map(str, args)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     if check and proc.returncode != 0:

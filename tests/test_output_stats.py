@@ -3,7 +3,6 @@ outputs, on lines whose answer is known."""
 
 import json
 import subprocess
-import sys
 
 import pytest
 
@@ -38,7 +37,7 @@ def test_repetition_is_a_bigram_three_times():
 def test_shares_of_a_file_from_the_command_line(tmp_path):
     path = tmp_path / "hyp.txt"
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "mass_tools.output_stats", str(path), "--json"],
+    proc = subprocess.run(["python", "-m", "mass_tools.output_stats", str(path), "--json"],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

@@ -51,9 +51,12 @@ def data(tmp_path_factory):
     article/summary pairs, binarized with mass-binarize in one dictionary;
     the raw test text beside them."""
     root = tmp_path_factory.mktemp("paper")
-    write(root / "mono.en", synthetic_sentences(1, 300, prefix="e"))
+    # two English sentences longer than the tiny scale's 256 tokens a batch,
+    # in training and in validation
+    long = synthetic_sentences(7, 2, prefix="e", min_len=300, max_len=320)
+    write(root / "mono.en", synthetic_sentences(1, 300, prefix="e") + long)
     write(root / "mono.fr", [to_french(s) for s in synthetic_sentences(2, 300, prefix="e")])
-    write(root / "mono.valid.en", synthetic_sentences(3, 20, prefix="e"))
+    write(root / "mono.valid.en", synthetic_sentences(3, 20, prefix="e") + long[:1])
     write(root / "mono.valid.fr", [to_french(s) for s in synthetic_sentences(4, 20, prefix="e")])
     pairs = synthetic_sentences(5, 100, prefix="e")
     for split, lines in (("train", pairs[:60]), ("valid", pairs[60:80]), ("test", pairs[80:])):
@@ -201,6 +204,12 @@ def test_tiny_pretraining_makes_a_cross_lingual_mass_checkpoint_and_is_not_redon
                                                                                    pretrained):
     checkpoint, log = pretrained
     assert "num_updates 20" in log and "valid on 'valid.fr' subset" in log
+    # training leaves out the sentences longer than MAX_TOKENS (256) and counts
+    # them; validation takes them all (one has more than 256 tokens)
+    skipped = re.findall(r"masked_s2s \| skipping (\d+) sentences longer than \(256, 256\)", log)
+    assert skipped and int(skipped[0]) == 2, skipped
+    assert "valid on 'valid.en' subset" in log
+    assert "Sentences lengths should not exceed" not in log
     state = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))
     assert state["cfg"]["task"]["langs"] == "en,fr" and state["cfg"]["task"]["mask_ratio"] == 0.5
     assert any("embed_langs" in name for name in state["model"])

@@ -19,7 +19,6 @@ import csv
 import hashlib
 import shutil
 import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -64,7 +63,7 @@ def one_sitting(data, work, **variables):
     settings and ``variables`` in the environment: (exit status, output)."""
     env = {**cli_env(),
            **{k: str(v) for k, v in {**TINY, **variables}.items()}}
-    proc = subprocess.run([sys.executable, "-m", "projects.unsupervised.one_sitting", "--data",
+    proc = subprocess.run(["python", "-m", "projects.unsupervised.one_sitting", "--data",
                            str(data), "--work-dir", str(work)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=1500)
     return proc.returncode, proc.stdout + proc.stderr

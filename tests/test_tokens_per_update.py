@@ -3,7 +3,6 @@ checked where the answer is known (k = 1 and k = m) and bounded in between."""
 
 import json
 import subprocess
-import sys
 
 import pytest
 
@@ -19,7 +18,7 @@ def test_predicted_tokens_per_update_follow_the_span_length(tmp_path):
     # 400 sentences of about 12 tokens in batches of at most 256 tokens:
     # about 28 batches an epoch, so 30 updates run into the second epoch
     proc = subprocess.run(
-        [sys.executable, "-m", "mass_tools.tokens_per_update", str(tmp_path),
+        ["python", "-m", "mass_tools.tokens_per_update", str(tmp_path),
          "--langs", "en,fr", "--max-tokens", "256", "--updates", "30",
          "--ratios", "0,0.5,1", "--json"],
         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=300)

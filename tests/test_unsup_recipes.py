@@ -54,7 +54,7 @@ def test_a_removed_variable_at_the_behaviour_kept_is_accepted(capsys):
 
 @pytest.mark.slow
 def test_help_prints_the_description_and_every_variable_with_its_default():
-    proc = subprocess.run([sys.executable, "-m", "projects.unsupervised.repair", "--help"],
+    proc = subprocess.run(["python", "-m", "projects.unsupervised.repair", "--help"],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, check=True)
     assert "repaired by a model of\nthe target language (Kim et al., 2018)" in proc.stdout
     for var in repair.variables():

@@ -19,14 +19,15 @@ from pathlib import Path
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
 BIN_DIR = Path(sys.executable).parent
-# the console scripts the recipes and studies start, and the module of each one's cli_main
+# the console scripts the recipes and studies start, and what each runs
 COMMANDS = {
-    "fairseq-preprocess": "fairseq_cli.preprocess",
-    "fairseq-train": "fairseq_cli.train",
-    "fairseq-generate": "fairseq_cli.generate",
-    "fairseq-interactive": "fairseq_cli.interactive",
-    "fairseq-hydra-train": "fairseq_cli.hydra_train",
-    "fairseq-validate": "fairseq_cli.validate",
+    "fairseq-preprocess": "fairseq_cli.preprocess:cli_main",
+    "fairseq-train": "fairseq_cli.train:cli_main",
+    "fairseq-generate": "fairseq_cli.generate:cli_main",
+    "fairseq-interactive": "fairseq_cli.interactive:cli_main",
+    "fairseq-hydra-train": "fairseq_cli.hydra_train:cli_main",
+    "fairseq-validate": "fairseq_cli.validate:cli_main",
+    "torchrun": "torch.distributed.run:main",
 }
 _started = {}
 

@@ -13,8 +13,9 @@ is seen by the next. The server itself runs no torch operation, so no
 thread pool exists when it forks.
 
 Protocol, over a Unix socket: the client sends one JSON line (argv, cwd,
-env, and the entry: a console script's module or a ``-m`` module) with its
-fds 0, 1, 2; the child answers "pid N" and, at its end, "exit N".
+env, and the entry: a console script's MODULE:FUNCTION, a ``-m`` module or
+a script's path) with its fds 0, 1, 2; the child answers "pid N" and, at
+its end, "exit N".
 """
 
 import array
@@ -36,7 +37,7 @@ import warnings
 # the one it runs, as a new process would
 PRELOAD = ("torch", "numpy", "fairseq", "fairseq.checkpoint_utils", "fairseq.trainer",
            "fairseq.sequence_generator", "fairseq.tasks.translation",
-           "fairseq.models.transformer", "sacrebleu", "sentencepiece")
+           "fairseq.models.transformer", "sentencepiece")
 
 
 def receive(conn):
@@ -63,12 +64,23 @@ def become(request, fds):
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = list(request["argv"])
+    # the interpreter this process stands for: the client's ``python``, so that
+    # the programs it starts with sys.executable are served warm too
+    python = os.path.join(request["bin"], "python")
+    if os.path.exists(python):
+        sys.executable = python
     # the import path the new process would start with: PYTHONPATH's entries,
     # and for ``python -m`` the working directory first
     extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if request["kind"] == "module":
         extra.insert(0, request["cwd"])
+    elif request["kind"] == "script":
+        extra.insert(0, os.path.dirname(request["entry"]))
     sys.path[:0] = extra
+    # sacrebleu reads its cache folder (SACREBLEU) from the environment when
+    # it is imported: this process imports it again, under its own
+    for name in [name for name in sys.modules if name.split(".")[0] == "sacrebleu"]:
+        del sys.modules[name]
     threads = os.environ.get("OMP_NUM_THREADS")
     if threads:
         import torch
@@ -85,8 +97,11 @@ def run(request):
     try:
         if request["kind"] == "module":
             runpy.run_module(request["entry"], run_name="__main__", alter_sys=True)
+        elif request["kind"] == "script":
+            runpy.run_path(request["entry"], run_name="__main__")
         else:
-            sys.exit(importlib.import_module(request["entry"]).cli_main())
+            module, function = request["entry"].split(":")
+            sys.exit(getattr(importlib.import_module(module), function)())
     except SystemExit as stop:
         if stop.code is None or isinstance(stop.code, int):
             return stop.code or 0
