@@ -324,28 +324,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_two_gloo_ranks(cmd, timeout=600):
-    """Run the console script ``cmd`` (a fairseq-train command) as two CPU
-    ranks of one job: gloo, fairseq's legacy DDP, one process a rank started
-    here (no spawning). Both must succeed; returns their logs, rank 0 first."""
-    port = free_port()
-    cmd = [str(c) for c in cmd]
-    ranks = [
-        subprocess.Popen(
-            [str(BIN_DIR / cmd[0]), *cmd[1:],
-             "--distributed-backend", "gloo", "--distributed-world-size", "2",
-             "--distributed-no-spawn", "--distributed-init-method", f"tcp://127.0.0.1:{port}",
-             "--ddp-backend", "legacy_ddp", "--distributed-rank", str(rank)],
-            cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True)
-        for rank in (0, 1)
-    ]
-    logs = [proc.communicate(timeout=timeout)[0] for proc in ranks]
-    for proc, log in zip(ranks, logs):
-        assert proc.returncode == 0, log[-3000:]
-    return logs
-
-
 def run_torchrun(cmd, timeout=600):
     """Run the console script ``cmd`` (a fairseq-train command) under torchrun
     as two CPU ranks on one node, gloo, with fairseq's default DDP backend

@@ -45,7 +45,6 @@ UNSUP = ("--task", "unsupervised_translation", "--langs", "en,fr", "--criterion"
 CONFIGS = {
     "pretrain": ("mono", PRETRAIN),
     "pretrain_sdpa": ("mono", PRETRAIN + ("--attention", "sdpa")),
-    "pretrain_compile": ("mono", PRETRAIN + ("--compile-layers",)),
     "pretrain_compile_sdpa": ("mono", PRETRAIN + ("--compile-layers", "--attention", "sdpa")),
     "pretrain_hide_cross": ("mono", PRETRAIN + ("--hide-mask-states", "cross")),
     "pretrain_hide_encoder": ("mono", PRETRAIN + ("--hide-mask-states", "encoder")),

@@ -10,6 +10,7 @@ through ``--path``, ``--restore-file``, ``--finetune-from-model`` and
 """
 
 import argparse
+import shutil
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ import pytest
 import torch
 from fairseq import checkpoint_utils
 
-from conftest import BIN_DIR, PLUGIN_DIR, REPO, CreatesAFile, cli_env
+from conftest import PLUGIN_DIR, REPO, CreatesAFile, cli_env
 from mass_plugin.checkpoint_safety import TRUST_ENV, UnscannableCheckpointError
 
 REFUSED = "refusing to load checkpoint"
@@ -39,7 +40,7 @@ def run(cmd, force_unsafe=False, trust=None, cwd=REPO):
     if trust is not None:
         env[TRUST_ENV] = str(trust)
     if cmd[0].startswith("fairseq-"):
-        cmd = [str(BIN_DIR / cmd[0])] + [str(c) for c in cmd[1:]]
+        cmd = [shutil.which(cmd[0], path=env["PATH"])] + [str(c) for c in cmd[1:]]
     return subprocess.run(cmd, cwd=cwd, env=env, text=True, capture_output=True,
                           timeout=300)
 

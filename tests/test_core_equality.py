@@ -24,7 +24,7 @@ RECORDED = json.loads(fixture.FIXTURE.read_text())
 SAME_MACHINE = (RECORDED["torch"] == torch.__version__
                 and RECORDED["cpu_capability"] == torch.backends.cpu.get_cpu_capability())
 
-pytestmark = pytest.mark.slow  # it trains: 17 runs of 6 updates
+pytestmark = pytest.mark.slow  # it trains: 16 runs of 6 updates
 
 
 @pytest.fixture(scope="module")

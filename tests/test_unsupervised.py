@@ -12,7 +12,6 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from conftest import (
     ALL_RANKS,
-    BIN_DIR,
     REPO,
     assert_every_rank_ends_with,
     assert_same_weights,
@@ -341,7 +340,6 @@ def test_online_recipe_trains_from_a_mass_checkpoint_scores_both_ways_and_resume
     of the test set scored; a second run keeps everything."""
     cross_lingual_mass_checkpoint(data, tmp_path / "mass", updates=2)
     env = cli_env()
-    env["PATH"] = f"{BIN_DIR}:{env['PATH']}"
     env.update(DATA_BIN=str(data / "bin"), REFERENCE_PREFIX=str(data / "test"),
                PRETRAINED=str(tmp_path / "mass/checkpoint_last.pt"),
                WORK_DIR=str(tmp_path / "online"), ARCH="transformer_mass_tiny",
