@@ -33,8 +33,8 @@ setup(
         # needs omegaconf < 2.1, whose releases have metadata pip now rejects.
         # fairseq-fixed is the same 0.12 code base patched for both; it
         # provides the `fairseq` module and the fairseq-* commands.
-        # PyPI has a prebuilt wheel of it for CPython 3.12 only; on 3.10 and
-        # 3.11 pip builds it from source (a C++ compiler and the Python
+        # PyPI has a prebuilt wheel of it for CPython 3.12 only; on 3.10, 3.11 and
+        # 3.13 pip builds it from source (a C++ compiler and the Python
         # headers, a few minutes).
         "fairseq-fixed==0.12.3.1",
         # numpy 2 removed np.compat, which fairseq 0.12 still calls in two
@@ -71,6 +71,7 @@ setup(
         "Programming Language :: Python :: 3.10",
         "Programming Language :: Python :: 3.11",
         "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
 )
