@@ -130,6 +130,24 @@ VARIANTS = {
 }
 
 
+def assert_same_outputs(fairseq, hf, src, src_mask, tgt, tgt_mask, eos, atol):
+    """fairseq's encoder output and logits equal the transformers model's
+    where there are tokens (padding positions compute nothing either side
+    uses); returns fairseq's logits."""
+    # </s> y1 ... yn: fairseq's previous output tokens, valid where tgt_mask is
+    prev = torch.cat([torch.full((len(tgt), 1), eos), tgt[:, :-1]], dim=1)
+    with torch.no_grad():
+        encoded = fairseq.encoder(src, src_lengths=src_mask.sum(1))["encoder_out"][0]
+        logits = fairseq(src, src_mask.sum(1), prev)[0]
+        out = hf(input_ids=src, attention_mask=src_mask, decoder_input_ids=prev,
+                 decoder_attention_mask=tgt_mask)
+    # T x B x C -> B x T x C
+    assert torch.allclose(encoded.transpose(0, 1)[src_mask],
+                          out.encoder_last_hidden_state[src_mask], atol=atol)
+    assert torch.allclose(logits[tgt_mask], out.logits[tgt_mask], atol=atol)
+    return logits
+
+
 @pytest.mark.parametrize("overrides", VARIANTS.values(), ids=list(VARIANTS))
 def test_bart_computes_what_the_fairseq_model_computes(mono_data, overrides):
     model, args = tiny(mono_data, **overrides)
@@ -140,16 +158,7 @@ def test_bart_computes_what_the_fairseq_model_computes(mono_data, overrides):
     vocab, pad, eos = len(dictionary), dictionary.pad(), dictionary.eos()
     src, src_mask = right_padded([9, 4, 7], vocab, pad, eos, seed=1)
     tgt, tgt_mask = right_padded([6, 8, 3], vocab, pad, eos, seed=2)
-    prev = torch.cat([torch.full((3, 1), eos), tgt[:, :-1]], dim=1)  # </s> y1 y2 ...
-    with torch.no_grad():
-        encoded = model.encoder(src, src_lengths=src_mask.sum(1))["encoder_out"][0]
-        logits = model(src, src_mask.sum(1), prev)[0]
-        hf = bart(input_ids=src, attention_mask=src_mask, decoder_input_ids=prev,
-                  decoder_attention_mask=tgt_mask)
-    # T x B x C -> B x T x C; padding positions compute nothing either side uses
-    assert torch.allclose(encoded.transpose(0, 1)[src_mask],
-                          hf.encoder_last_hidden_state[src_mask], atol=1e-5)
-    assert torch.allclose(logits[tgt_mask], hf.logits[tgt_mask], atol=1e-5)
+    logits = assert_same_outputs(model, bart, src, src_mask, tgt, tgt_mask, eos, atol=1e-5)
     assert logits[tgt_mask].std() > 0.1  # the comparison is not between constants
 
 
@@ -240,17 +249,7 @@ def test_encoder_and_decoder_outputs_agree_within_1e4(exported, hf, fairseq_mode
     pad, eos = dictionary.pad(), dictionary.eos()
     src, src_mask = padded(binarized(work, dictionary, "en")[:64], pad)
     tgt, tgt_mask = padded(binarized(work, dictionary, "fr")[:64], pad)
-    # </s> y1 ... yn: fairseq's previous output tokens, valid where tgt_mask is
-    prev = torch.cat([torch.full((len(tgt), 1), eos), tgt[:, :-1]], dim=1)
-    with torch.no_grad():
-        encoded = fairseq.encoder(src, src_lengths=src_mask.sum(1))["encoder_out"][0]
-        logits = fairseq(src, src_mask.sum(1), prev)[0]
-        out = model(input_ids=src, attention_mask=src_mask, decoder_input_ids=prev,
-                    decoder_attention_mask=tgt_mask)
-    # T x B x C -> B x T x C, compared where there are tokens
-    assert torch.allclose(encoded.transpose(0, 1)[src_mask],
-                          out.encoder_last_hidden_state[src_mask], atol=1e-4)
-    assert torch.allclose(logits[tgt_mask], out.logits[tgt_mask], atol=1e-4)
+    assert_same_outputs(fairseq, model, src, src_mask, tgt, tgt_mask, eos, atol=1e-4)
 
 
 def generation_args(work, *flags):
