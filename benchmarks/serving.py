@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Serving speed and BLEU side by side: fairseq-generate on the fine-tuned
-checkpoint, and CTranslate2 (float32, int8) on its export, in one run.
+checkpoint, CTranslate2 (float32, int8) and Hugging Face transformers on
+its exports, in one run.
 
     python benchmarks/serving.py --checkpoint ft/checkpoint_best.pt \\
         --data-bin work/demo/data-bin --spm work/demo/spm.model \\
@@ -10,8 +11,11 @@ The same test set, beam, batch size, length limit and number of threads for
 every system. fairseq's speed is the one fairseq-generate reports for its
 generation loop (model loading and data loading excluded); CTranslate2's
 is the wall time of translating the raw lines, sentencepiece encoding and
-decoding included (model loading excluded). BLEU and chrF are sacreBLEU on
-the detokenised output against the raw reference.
+decoding included (model loading excluded); so is transformers', which
+batches the sentences as fairseq-generate does and gives each batch
+fairseq's length limit. BLEU and chrF are
+sacreBLEU on the detokenised output against the raw reference; "same" counts the lines
+identical to fairseq-generate's.
 """
 
 import argparse
@@ -25,6 +29,8 @@ import sacrebleu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+# fairseq-generate's length limit: at most MAX_LEN_A x source length + MAX_LEN_B
+MAX_LEN_A, MAX_LEN_B = 1.5, 10
 
 
 def parse_args(argv=None):
@@ -46,14 +52,20 @@ def parse_args(argv=None):
 
 
 def export(args):
-    """The export and its CTranslate2 conversion, made once per work dir."""
+    """The CTranslate2 and transformers exports, made once per work dir."""
     ct2_dir = os.path.join(args.work_dir, "ct2")
-    if not os.path.isfile(os.path.join(ct2_dir, "model.bin")):
+    hf_dir = os.path.join(args.work_dir, "hf")
+    if not (os.path.isfile(os.path.join(ct2_dir, "model.bin"))
+            and os.path.isfile(os.path.join(hf_dir, "config.json"))):
         subprocess.run([sys.executable, "-m", "mass_tools.export", "--checkpoint",
                         args.checkpoint, "--data-bin", args.data_bin, "--output",
                         os.path.join(args.work_dir, "export", "model.pt"),
-                        "--ctranslate2", ct2_dir, "--force"], check=True)
-    return ct2_dir
+                        "--ctranslate2", ct2_dir, "--transformers", hf_dir,
+                        "--spm-model", args.spm,
+                        "--direction", f"{args.source_lang}-{args.target_lang}",
+                        "--beam", str(args.beam), "--max-len-a", "0",
+                        "--force"], check=True)
+    return ct2_dir, hf_dir
 
 
 # fairseq-generate, with its INFO log (which holds its speed) on stdout: an
@@ -79,8 +91,9 @@ def fairseq_generate(args):
          "--task", "translation", "-s", args.source_lang,
          "-t", args.target_lang, "--gen-subset", args.gen_subset, "--beam", str(args.beam),
          "--batch-size", str(args.batch_size), "--required-batch-size-multiple", "1",
-         "--max-len-a", "1.5", "--max-len-b", "10", "--post-process", "sentencepiece",
-         "--cpu"], env=env, capture_output=True, text=True, check=True)
+         "--max-len-a", str(MAX_LEN_A), "--max-len-b", str(MAX_LEN_B),
+         "--post-process", "sentencepiece", "--cpu"],
+        env=env, capture_output=True, text=True, check=True)
     hyps = dict((int(i), text) for i, text in
                 re.findall(r"^D-(\d+)\t[^\t]*\t(.*)$", proc.stdout, flags=re.M))
     speed = re.search(r"Translated .* \(([\d.]+) sentences/s", proc.stdout + proc.stderr)
@@ -101,6 +114,37 @@ def ctranslate2_run(args, ct2_dir, lines, compute_type):
     return hyps, len(lines) / (time.perf_counter() - start)
 
 
+def transformers_run(args, hf_dir, lines, reference):
+    """(hypotheses, sentences/s): fairseq-generate's batches and length limits,
+    and its rule at the limit (fairseq_processors). fairseq orders a test set
+    by source length, then target length, then position, and takes
+    --batch-size sentences at a time; each batch's limit follows from its
+    longest source."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from mass_tools.hf.generation import fairseq_processors
+
+    torch.set_num_threads(args.threads)
+    tokenizer = AutoTokenizer.from_pretrained(hf_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(hf_dir).eval()
+    start = time.perf_counter()
+    ids = tokenizer(lines)["input_ids"]
+    targets = tokenizer(reference)["input_ids"]
+    order = sorted(range(len(lines)), key=lambda i: (len(ids[i]), len(targets[i]), i))
+    hyps = [None] * len(lines)
+    for first in range(0, len(order), args.batch_size):
+        chosen = order[first:first + args.batch_size]
+        batch = tokenizer.pad({"input_ids": [ids[i] for i in chosen]}, return_tensors="pt")
+        limit = int(MAX_LEN_A * batch["input_ids"].size(1) + MAX_LEN_B) + 2
+        with torch.no_grad():
+            out = model.generate(**batch, num_beams=args.beam, max_length=limit,
+                                 logits_processor=fairseq_processors(model, limit))
+        for i, text in zip(chosen, tokenizer.batch_decode(out, skip_special_tokens=True)):
+            hyps[i] = text
+    return hyps, len(lines) / (time.perf_counter() - start)
+
+
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.work_dir, exist_ok=True)
@@ -108,24 +152,27 @@ def main(argv=None):
         source = f.read().splitlines()
     with open(args.reference, encoding="utf-8") as f:
         reference = f.read().splitlines()
-    ct2_dir = export(args)
+    ct2_dir, hf_dir = export(args)
     rows = [("fairseq-generate", *fairseq_generate(args))]
     for compute_type in ("float32", "int8"):
         rows.append((f"CTranslate2 {compute_type}",
                      *ctranslate2_run(args, ct2_dir, source, compute_type)))
+    rows.append(("transformers", *transformers_run(args, hf_dir, source, reference)))
     base_speed = rows[0][2]
     base_bleu = None
     print(f"{len(source)} sentences, beam {args.beam}, batch {args.batch_size}, "
           f"{args.threads} threads")
-    print(f"{'system':22} {'sent/s':>8} {'x fairseq':>9} {'BLEU':>6} {'dBLEU':>6} {'chrF':>6}")
+    print(f"{'system':22} {'sent/s':>8} {'x fairseq':>9} {'BLEU':>6} {'dBLEU':>6} {'chrF':>6} "
+          f"{'same':>5}")
     for name, hyps, speed in rows:
         if len(hyps) != len(reference):
             sys.exit(f"error: {name} gave {len(hyps)} lines for {len(reference)} references")
         bleu = sacrebleu.corpus_bleu(hyps, [reference]).score
         chrf = sacrebleu.corpus_chrf(hyps, [reference]).score
         base_bleu = bleu if base_bleu is None else base_bleu
+        same = sum(a == b for a, b in zip(hyps, rows[0][1]))  # as fairseq-generate's
         print(f"{name:22} {speed:8.2f} {speed / base_speed:9.2f} {bleu:6.2f} "
-              f"{bleu - base_bleu:+6.2f} {chrf:6.2f}")
+              f"{bleu - base_bleu:+6.2f} {chrf:6.2f} {same:5d}")
 
 
 if __name__ == "__main__":

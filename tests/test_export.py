@@ -194,9 +194,11 @@ def test_a_pretraining_checkpoint_is_refused_on_the_command_line(finetuned, tmp_
 
 
 @pytest.mark.slow
-def test_the_serving_benchmark_compares_the_three_systems(finetuned, tmp_path):
+def test_the_serving_benchmark_compares_the_four_systems(finetuned, tmp_path):
     pytest.importorskip("ctranslate2",
                         reason="CTranslate2 is an optional extra: pip install -e '.[serve]'")
+    pytest.importorskip("transformers",
+                        reason="transformers is an optional extra: pip install -e '.[hf]'")
     proc = subprocess.run(
         ["python", "benchmarks/serving.py", "--checkpoint",
          finetuned / "ft/checkpoint_best.pt", "--data-bin", finetuned / "data-bin",
@@ -205,7 +207,11 @@ def test_the_serving_benchmark_compares_the_three_systems(finetuned, tmp_path):
         cwd=REPO, env=cli_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = proc.stdout.split("\nsystem ", 1)[1].splitlines()[1:]  # after the header
-    rows = {line[:22].strip(): line.split()[-5:] for line in table}
-    assert set(rows) == {"fairseq-generate", "CTranslate2 float32", "CTranslate2 int8"}
+    rows = {line[:22].strip(): line.split()[-6:] for line in table}
+    assert set(rows) == {"fairseq-generate", "CTranslate2 float32", "CTranslate2 int8",
+                         "transformers"}
     assert rows["fairseq-generate"][1] == "1.00"  # speeds are relative to fairseq
     assert all(float(row[0]) > 0 for row in rows.values())
+    # fairseq's batches and length limits: transformers' lines are fairseq's
+    sentences = len((DATA / "test.en").read_text(encoding="utf-8").splitlines())
+    assert rows["transformers"][5] == rows["fairseq-generate"][5] == str(sentences)
