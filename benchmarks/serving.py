@@ -152,6 +152,9 @@ def main(argv=None):
         source = f.read().splitlines()
     with open(args.reference, encoding="utf-8") as f:
         reference = f.read().splitlines()
+    if len(source) != len(reference):
+        sys.exit(f"error: --source has {len(source)} lines and --reference {len(reference)}: "
+                 "give the two sides of one test set")
     ct2_dir, hf_dir = export(args)
     rows = [("fairseq-generate", *fairseq_generate(args))]
     for compute_type in ("float32", "int8"):
