@@ -13,9 +13,9 @@ generation loop (model loading and data loading excluded); CTranslate2's
 is the wall time of translating the raw lines, sentencepiece encoding and
 decoding included (model loading excluded); so is transformers', which
 batches the sentences as fairseq-generate does and gives each batch
-fairseq's length limit. BLEU and chrF are
-sacreBLEU on the detokenised output against the raw reference; "same" counts the lines
-identical to fairseq-generate's.
+fairseq's length limit. BLEU and chrF are sacreBLEU on the detokenised
+output against the raw reference; "same" counts the lines identical to
+fairseq-generate's.
 """
 
 import argparse

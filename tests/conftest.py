@@ -279,6 +279,12 @@ def tiny_model(task, **overrides):
     return model.eval()
 
 
+# a model of a few updates translates to the length limit: a short limit
+# (examples/generate.sh's MAX_LEN_A / MAX_LEN_B, which recipes and studies pass
+# on) keeps the decoding of a test that checks the path, not the score, quick
+SHORT_DECODE = {"MAX_LEN_A": "0", "MAX_LEN_B": "8"}
+
+
 def cli_env(warm=True):
     """The environment of the processes a test starts: this environment's
     commands first on the PATH, behind the warm server's (tests/warm.py)

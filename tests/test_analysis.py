@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import REPO, cli_env, hold_elsewhere, write
+from conftest import REPO, SHORT_DECODE, cli_env, hold_elsewhere, write
 from projects.paper_analysis import analysis
 
 DATA = REPO / "examples" / "data"
@@ -20,13 +20,8 @@ SMALL = ["--ratios", "0,1", "--ablations", "", "--baselines", "none,dae,bert_lm"
          "--warmup", "2", "--beam", "2"]
 
 
-# models of a few updates translate to the length limit: a short one keeps
-# decoding quick (generate.sh's MAX_LEN_A / MAX_LEN_B, which the studies pass on)
-SHORT_OUTPUT = dict(MAX_LEN_A="0", MAX_LEN_B="8")
-
-
 def run_analysis(raw, work, *extra, check=True):
-    env = {**cli_env(), **SHORT_OUTPUT}
+    env = {**cli_env(), **SHORT_DECODE}
     proc = subprocess.run(
         ["python", "-m", "projects.paper_analysis", "--raw-dir", str(raw),
          "--work-dir", str(work), *SMALL, *extra],
@@ -208,7 +203,7 @@ def test_the_screen_runs_each_variant_with_its_options_scores_valid_and_resumes(
     screen = ["python", "-m", "projects.paper_analysis.screen", "--raw-dir", str(raw),
               "--work-dir", str(tmp_path), "--variants", "hide_cross,none_xlm", "--seeds", "3",
               "--pretrain-updates", "2", "--finetune-updates", "2", "--vocab-size", "300"]
-    env = {**cli_env(), **SHORT_OUTPUT}
+    env = {**cli_env(), **SHORT_DECODE}
     first = subprocess.run(screen, cwd=REPO, env=env, capture_output=True, text=True,
                            timeout=1200)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]

@@ -11,7 +11,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.data import data_utils
 
-from conftest import PLUGIN_DIR, REPO, bash, cli_env, write
+from conftest import PLUGIN_DIR, REPO, SHORT_DECODE, bash, cli_env, write
 
 # end to end: every test here starts processes or trains to a result
 pytestmark = pytest.mark.slow
@@ -39,10 +39,8 @@ def test_quickstart_without_pre_training_fine_tunes_from_random_initialisation(t
     """PRETRAIN_UPDATES=0, the quickstart's control: no pre-training, the same
     fine-tuning and translation."""
     control = tmp_path / "control"
-    # a model of 4 updates translates to the length limit: a short one and
-    # greedy search keep the decoding quick
     log = bash("quickstart.sh", WORK_DIR=control, PRETRAIN_UPDATES=0, FINETUNE_UPDATES=4,
-               BEAM=1, MAX_LEN_A=0, MAX_LEN_B=8)
+               BEAM=1, **SHORT_DECODE)
     assert "== 2/4 no pre-training" in log and "loading pretrained model from" not in log
     assert not (control / "checkpoints/pretrain").exists()
     assert re.search(r"^\s*BLEU\|nrefs:1.* = [\d.]+ ", log, flags=re.M)
@@ -180,8 +178,7 @@ def test_low_resource_comparison_runs_both_inits_and_directions_and_resumes(quic
                      PRETRAIN_DICT=work / "data-bin/dict.txt",
                      PRETRAINED=work / "checkpoints/pretrain/checkpoint_best.pt",
                      WORK_DIR=tmp_path / "low", N_PAIRS=100, MAX_UPDATE=2, MAX_TOKENS=2000,
-                     NUM_GPUS=0, MODEL_ARGS=_small_model_args(),
-                     MAX_LEN_A=0, MAX_LEN_B=8)  # models of 2 updates: short outputs
+                     NUM_GPUS=0, MODEL_ARGS=_small_model_args(), **SHORT_DECODE)
     log = bash("low_resource_nmt.sh", **variables)
     assert log.count("loading pretrained model from") == 2  # the two MASS runs
     rows = (tmp_path / "low/results.tsv").read_text().splitlines()

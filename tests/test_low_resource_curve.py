@@ -11,10 +11,8 @@ import subprocess
 import time
 
 import pytest
-import sacrebleu
 from fairseq import checkpoint_utils
-from sacrebleu.metrics import BLEU
-from sacrebleu.significance import PairedTest
+from helpers.scores import bleu_chrf, paired_p
 
 from conftest import REPO, cli_env, hold_elsewhere, write
 from projects.low_resource import curve
@@ -67,28 +65,6 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def text_lines(path):
-    """The lines of a file as sacreBLEU's command reads them."""
-    with open(path, encoding="utf-8", newline="\n") as f:
-        return [line.rstrip() for line in f]
-
-
-def sacrebleu_scores(hypotheses, reference):
-    """sacreBLEU's BLEU and chrF of the file ``hypotheses`` against the file
-    ``reference``, with generate.sh's 2 decimals."""
-    hyps, refs = text_lines(hypotheses), [text_lines(reference)]
-    return (float(f"{sacrebleu.corpus_bleu(hyps, refs).score:.2f}"),
-            float(f"{sacrebleu.corpus_chrf(hyps, refs).score:.2f}"))
-
-
-def paired_p(reference, baseline, system):
-    """The p-value of sacreBLEU's paired bootstrap of BLEU (1,000 resamples,
-    its fixed seed) of the file ``system`` against the file ``baseline``."""
-    _, results = PairedTest([("baseline", text_lines(baseline)), ("system", text_lines(system))],
-                            {"BLEU": BLEU()}, [text_lines(reference)], test_type="bs")()
-    return results["BLEU"][1].p_value
-
-
 @pytest.mark.slow
 def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     root, work, first, _ = curve_run
@@ -105,8 +81,8 @@ def test_every_run_gets_a_row_the_bootstrap_and_the_plot(curve_run):
     for row in rows:
         assert row["direction"] == "en-fr"
         # the scores of the translations the run wrote, against the test set
-        assert (float(row["bleu"]), float(row["chrf"])) == sacrebleu_scores(
-            hypotheses(row["n_pairs"], row["init"]), reference)
+        scores = bleu_chrf(hypotheses(row["n_pairs"], row["init"]), reference)
+        assert (float(row["bleu"]), float(row["chrf"])) == tuple(map(float, scores))
         assert 0 < float(row["valid_nll"]) < 20
         # the valid BLEU of the kept checkpoint: the best of the run's validations
         log = (work / "runs" / f"n{row['n_pairs']}-{row['init']}-seed1-en-fr" /

@@ -24,9 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import sacrebleu
-from sacrebleu.metrics import BLEU
-from sacrebleu.significance import PairedTest
+from helpers.scores import bleu_chrf, paired_p
 
 from conftest import REPO, cli_env, write
 
@@ -123,30 +121,8 @@ def table_rows(path):
                   for r in path.read_text().splitlines()[1:])
 
 
-def text_lines(path):
-    """The lines of a file as sacreBLEU's command reads them."""
-    with open(path, encoding="utf-8", newline="\n") as f:
-        return [line.rstrip() for line in f]
-
-
 def count(path):
     return len(Path(path).read_text(encoding="utf-8").splitlines())
-
-
-def bleu_chrf(hypotheses, reference):
-    """sacreBLEU's BLEU and chrF of the file ``hypotheses`` against the file
-    ``reference``, with the 2 decimals the tables have."""
-    hyps, refs = text_lines(hypotheses), [text_lines(reference)]
-    return (f"{sacrebleu.corpus_bleu(hyps, refs).score:.2f}",
-            f"{sacrebleu.corpus_chrf(hyps, refs).score:.2f}")
-
-
-def paired_p(reference, baseline, system):
-    """The p-value of sacreBLEU's paired bootstrap of BLEU (1,000 resamples,
-    its fixed seed) of the file ``system`` against the file ``baseline``."""
-    _, results = PairedTest([("baseline", text_lines(baseline)), ("system", text_lines(system))],
-                            {"BLEU": BLEU()}, [text_lines(reference)], test_type="bs")()
-    return results["BLEU"][1].p_value
 
 
 def recipe_settings(sitting):
